@@ -1,0 +1,243 @@
+"""One HTTP exchange of the probe: send a request, read a bounded reply, find our response.
+
+Policy:
+- Every exchange runs under its own deadline (headers and body together), so a body that
+  trickles a byte a second or headers that never come end in a timeout, not a hang.
+- The decoded body is capped (``cap`` bytes); past the cap the reply is marked ``truncated``.
+- A ``text/event-stream`` reply is parsed as it arrives and the exchange stops at the JSON-RPC
+  response whose ``id`` matches ours: the probe never waits for a stream to close.
+  Notifications and server-to-client requests on the stream are counted and skipped.
+- The ``Content-Type`` is trusted only when the first bytes agree with it (see
+  :func:`app.probe.body.sniff`).
+- One retry per probe, and only when the connection dropped before any response header
+  arrived (MCP requests are safe to resend then: the server answered nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx2
+
+from app.probe.body import BodyKind, CappedDecoder, UnsupportedEncoding, kind_from_header, sniff
+from app.probe.jsonrpc import JsonObject, error_of, matches
+from app.probe.sse import SseEvent, SseParser
+
+HEAD_BYTES = 8 * 1024
+_RETRYABLE = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
+
+
+@dataclass
+class Reply:
+    """What one exchange saw.
+
+    Attributes:
+        status: HTTP status code.
+        headers: response headers (case-insensitive).
+        kind: what the body turned out to be (``json``, ``sse``, ``html``, ``text``, ``empty``).
+        declared_kind: what the ``Content-Type`` claimed, if anything recognisable.
+        response: the JSON-RPC response whose id matched ours, if one arrived.
+        error_body: a JSON-RPC error object found in the body that is not our response
+            (for example the id-less error of an HTTP 400).
+        head: the first decoded bytes of the body (up to 8 kB), for classification.
+        truncated: the body was larger than the cap.
+        invalid_json: a JSON body or SSE ``data`` was not valid JSON.
+        unsupported_encoding: the server used a content coding the probe does not decode.
+        skipped_notifications: JSON-RPC notifications skipped on the way.
+        skipped_requests: server-to-client JSON-RPC requests skipped on the way.
+        sse_unterminated: the response came in an SSE event the stream never terminated.
+        elapsed_ms: from sending the request to the end of reading, milliseconds.
+    """
+
+    status: int
+    headers: httpx2.Headers
+    kind: BodyKind = "empty"
+    declared_kind: BodyKind | None = None
+    response: JsonObject | None = None
+    error_body: JsonObject | None = None
+    head: bytes = b""
+    truncated: bool = False
+    invalid_json: bool = False
+    unsupported_encoding: bool = False
+    skipped_notifications: int = 0
+    skipped_requests: int = 0
+    sse_unterminated: bool = False
+    elapsed_ms: float = 0.0
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+
+
+@dataclass
+class _Reader:
+    reply: Reply
+    expect_id: int | None
+    pending: bytearray = field(default_factory=bytearray)
+    json_buffer: bytearray = field(default_factory=bytearray)
+    sse: SseParser | None = None
+
+    def feed(self, data: bytes) -> bool:
+        """Consume decoded bytes; ``True`` when reading can stop."""
+        reply = self.reply
+        if len(reply.head) < HEAD_BYTES:
+            reply.head += data[: HEAD_BYTES - len(reply.head)]
+        if reply.kind == "empty":
+            self.pending += data
+            sniffed = sniff(bytes(self.pending[:HEAD_BYTES]))
+            if sniffed == "empty":
+                return False
+            reply.kind = _settle_kind(reply.declared_kind, sniffed)
+            data, self.pending = bytes(self.pending), bytearray()
+            if reply.kind == "sse":
+                self.sse = SseParser()
+        if reply.kind == "json":
+            self.json_buffer += data
+            return False
+        if reply.kind == "sse":
+            assert self.sse is not None
+            return self._events(self.sse.feed(data))
+        return len(reply.head) >= HEAD_BYTES
+
+    def finish(self) -> None:
+        reply = self.reply
+        if reply.kind == "json" and not reply.truncated:
+            self._messages(_loads(bytes(self.json_buffer), reply))
+        elif reply.kind == "sse" and self.sse is not None and reply.response is None:
+            self._events(self.sse.close())
+        if self.sse is not None:
+            reply.last_event_id, reply.retry_ms = self.sse.last_event_id, self.sse.retry_ms
+
+    def _events(self, events: list[SseEvent]) -> bool:
+        for event in events:
+            if event.event != "message" or not event.data.strip():
+                continue  # priming events (id + empty data) and other event types carry no message
+            found = self._messages(_loads(event.data.encode("utf-8"), self.reply))
+            if found:
+                self.reply.sse_unterminated = not event.terminated
+                return True
+        return False
+
+    def _messages(self, payload: object) -> bool:
+        items = payload if isinstance(payload, list) else [payload]
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            if self.expect_id is not None and matches(item, self.expect_id):
+                self.reply.response = item
+                return True
+            if "method" in item:
+                if "id" in item:
+                    self.reply.skipped_requests += 1
+                else:
+                    self.reply.skipped_notifications += 1
+            elif self.reply.error_body is None and error_of(item) is not None:
+                self.reply.error_body = error_of(item)
+        return False
+
+
+def _settle_kind(declared: BodyKind | None, sniffed: BodyKind) -> BodyKind:
+    if declared in ("json", "sse") and sniffed == "text":
+        return declared
+    return sniffed
+
+
+def _loads(raw: bytes, reply: Reply) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        reply.invalid_json = True
+        return None
+
+
+class Exchanger:
+    """Sends the probe's requests over one client and reads bounded replies.
+
+    Args:
+        client: the probe's client (see :func:`app.probe.transport.build_client`).
+        cap: most decoded body bytes read per reply.
+    """
+
+    def __init__(self, client: httpx2.AsyncClient, *, cap: int) -> None:
+        self.client = client
+        self.cap = cap
+        self.retries_left = 1
+        self.peer_certificate: dict[str, Any] | None = None
+        self.peer_certificate_der: bytes | None = None
+
+    async def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str],
+        body: JsonObject | None = None,
+        expect_id: int | None = None,
+        timeout_s: float,
+    ) -> Reply:
+        """Run one exchange within ``timeout_s`` seconds.
+
+        Raises:
+            TimeoutError: the deadline passed before the reply was read.
+            httpx2.HTTPError: the transport failed (connect, TLS, protocol, read).
+        """
+        started = time.perf_counter()
+        content = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
+        with anyio.fail_after(timeout_s):
+            response = await self._send_with_retry(method, url, headers, content)
+            try:
+                reply = await self._read(response, expect_id)
+            finally:
+                await response.aclose()
+        reply.elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
+        return reply
+
+    async def _send_with_retry(
+        self, method: str, url: str, headers: dict[str, str], content: bytes | None
+    ) -> httpx2.Response:
+        while True:
+            request = self.client.build_request(method, url, headers=headers, content=content)
+            try:
+                response = await self.client.send(request, stream=True)
+            except _RETRYABLE:
+                if self.retries_left <= 0:
+                    raise
+                self.retries_left -= 1
+                continue
+            self._note_tls(response)
+            return response
+
+    def _note_tls(self, response: httpx2.Response) -> None:
+        if self.peer_certificate is not None:
+            return
+        stream = response.extensions.get("network_stream")
+        ssl_object = stream.get_extra_info("ssl_object") if stream is not None else None
+        if ssl_object is not None:
+            self.peer_certificate = ssl_object.getpeercert() or None
+            self.peer_certificate_der = ssl_object.getpeercert(binary_form=True)
+
+    async def _read(self, response: httpx2.Response, expect_id: int | None) -> Reply:
+        reply = Reply(status=response.status_code, headers=response.headers)
+        reply.declared_kind = kind_from_header(response.headers.get("content-type"))
+        try:
+            decoder = CappedDecoder(response.headers.get("content-encoding", ""), self.cap)
+        except UnsupportedEncoding:
+            reply.unsupported_encoding = True
+            return reply
+        reader = _Reader(reply, expect_id)
+        try:
+            async for raw in response.aiter_raw():
+                data = decoder.decode(raw)
+                if decoder.truncated:
+                    reply.truncated = True
+                if data and reader.feed(data):
+                    return reply
+                if reply.truncated:
+                    break
+        except UnsupportedEncoding:
+            reply.unsupported_encoding = True
+            return reply
+        reader.finish()
+        return reply

@@ -1,0 +1,124 @@
+"""The probe result: what one live check of an MCP endpoint found.
+
+All text that came from the server is cleaned (:mod:`app.probe.text`) before it lands here,
+and every result says ``untrusted_content: true``: consumers must treat server names, tool
+names and instructions as data, never as instructions or markup.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.probe.reasons import REASONS, Status
+
+
+class ServerInfo(BaseModel):
+    """``serverInfo`` (MCP ``Implementation``): from ``initialize`` or the ``server/discover`` ``_meta``."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    version: str | None = None
+    title: str | None = None
+
+
+class ToolsInfo(BaseModel):
+    """What ``tools/list`` returned over the pages read.
+
+    Attributes:
+        count: valid tools seen (objects with a string ``name``).
+        names: the first 100 tool names, in server order.
+        pages_read: pages answered.
+        more_pages: the last page read still had a ``nextCursor`` (page limit reached).
+        cursor_repeated: the server sent a ``nextCursor`` it had already sent.
+        invalid_entries: entries that were not tool objects (null, missing name, ...).
+        error_code: JSON-RPC error code if ``tools/list`` answered an error.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    count: int = 0
+    names: list[str] = Field(default_factory=list)
+    pages_read: int = 0
+    more_pages: bool = False
+    cursor_repeated: bool = False
+    invalid_entries: int = 0
+    error_code: int | None = None
+
+
+class SessionInfo(BaseModel):
+    """The legacy-era session: whether ``Mcp-Session-Id`` was issued and how ending it went."""
+
+    model_config = ConfigDict(extra="forbid")
+    issued: bool = False
+    end_status: int | None = Field(default=None, description="HTTP status of the closing DELETE, if sent.")
+
+
+class Timings(BaseModel):
+    """Milliseconds spent per step; ``None`` for steps not run."""
+
+    model_config = ConfigDict(extra="forbid")
+    dns_ms: float | None = None
+    discover_ms: float | None = None
+    initialize_ms: float | None = None
+    initialized_ms: float | None = None
+    tools_list_ms: float | None = None
+    session_end_ms: float | None = None
+    total_ms: float | None = None
+
+
+class ProbeResult(BaseModel):
+    """One live check of an MCP endpoint.
+
+    Attributes:
+        url: the normalised URL that was probed.
+        checked_at: when the probe started (UTC).
+        status: the status class (see :mod:`app.probe.reasons`).
+        reason: a key from :data:`app.probe.reasons.REASONS` that belongs to ``status``.
+        failed_step: the step that decided a non-ok status (``dns``, ``server/discover``,
+            ``initialize``, ``tools/list``), if any.
+        detail: a short, cleaned message from the server (a JSON-RPC error message), if any.
+        era: ``modern`` (2026-07-28, no handshake) or ``legacy`` (``initialize`` handshake).
+        protocol_version: the version the server answered.
+        transport: ``streamable_http`` or ``sse`` (legacy HTTP+SSE, 2024-11-05).
+        latency_ms: duration of the handshake exchange (``server/discover`` or ``initialize``).
+        http_status: the HTTP status of the exchange that decided the result.
+        retry_after: seconds from a 429/503 ``Retry-After``.
+        location: the ``Location`` of a redirect (never followed).
+        addresses: the addresses the host resolved to (the only ones dialled).
+        warnings: stable keys for oddities that did not decide the status.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    checked_at: datetime
+    status: Status
+    reason: str
+    failed_step: str | None = None
+    detail: str | None = None
+    light: bool = False
+    era: Literal["modern", "legacy"] | None = None
+    protocol_version: str | None = None
+    transport: Literal["streamable_http", "sse"] | None = None
+    server: ServerInfo | None = None
+    capabilities: dict[str, Any] | None = None
+    instructions: str | None = None
+    latency_ms: float | None = None
+    timings: Timings = Field(default_factory=Timings)
+    tools: ToolsInfo | None = None
+    session: SessionInfo | None = None
+    http_status: int | None = None
+    retry_after: int | None = None
+    location: str | None = None
+    addresses: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    untrusted_content: Literal[True] = True
+
+    @model_validator(mode="after")
+    def _reason_belongs_to_status(self) -> ProbeResult:
+        entry = REASONS.get(self.reason)
+        if entry is None or entry[0] != self.status:
+            raise ValueError(f"reason {self.reason!r} does not belong to status {self.status!r}")
+        return self

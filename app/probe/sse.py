@@ -1,0 +1,135 @@
+"""An incremental parser for ``text/event-stream`` bodies.
+
+Follows the WHATWG HTML Living Standard, section 9.2.6 "Interpreting an event stream": lines
+end with CRLF, LF or CR (a CR at the end of one chunk may pair with an LF at the start of the
+next); lines starting with ``:`` are comments; ``data`` lines are joined with LF; ``id``
+values holding NUL are ignored; ``retry`` must be ASCII digits; an empty line dispatches the
+event unless its data buffer is empty; a leading byte order mark is dropped; bytes are decoded
+as UTF-8 with replacement.
+
+One deliberate leniency: at the end of the stream, WHATWG discards an event that was not
+followed by an empty line. :meth:`SseParser.close` instead returns it when all of its lines
+were complete and marks it ``terminated=False``, so the caller can use a response a server
+sent without the final blank line and still report the fault.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class SseEvent:
+    """One dispatched event.
+
+    Attributes:
+        event: the event type (``"message"`` when the stream named none).
+        data: the data lines joined with LF (may be empty, as in a 2025-11-25 priming event).
+        id: the last event id in force when the event was dispatched, if any.
+        terminated: ``False`` only for an event returned by :meth:`SseParser.close` that the
+            stream never ended with an empty line.
+    """
+
+    event: str
+    data: str
+    id: str | None
+    terminated: bool = True
+
+
+class SseParser:
+    """Feed bytes in, get complete :class:`SseEvent` objects out. Holds at most one partial line."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._buffer = ""
+        self._started = False
+        self._data: list[str] = []
+        self._has_data = False
+        self._event_type = ""
+        self._pending_fields = False
+        self.last_event_id: str | None = None
+        self.retry_ms: int | None = None
+
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        """Parse ``chunk`` and return the events it completed."""
+        text = self._decoder.decode(chunk)
+        if not self._started and text:
+            self._started = True
+            text = text.removeprefix("\ufeff")
+        self._buffer += text
+        return self._drain(final=False)
+
+    def close(self) -> list[SseEvent]:
+        """Signal the end of the stream; return a last event whose lines were complete (see module docs)."""
+        self._buffer += self._decoder.decode(b"", final=True)
+        events = self._drain(final=True)
+        if self._has_data and self._pending_fields:
+            events.append(self._make_event(terminated=False))
+        self._reset_event()
+        return events
+
+    def _drain(self, *, final: bool) -> list[SseEvent]:
+        events: list[SseEvent] = []
+        start = 0
+        buffer = self._buffer
+        length = len(buffer)
+        while start < length:
+            cr = buffer.find("\r", start)
+            lf = buffer.find("\n", start)
+            if cr == -1 and lf == -1:
+                break
+            if cr != -1 and (lf == -1 or cr < lf):
+                if cr + 1 == length and not final:
+                    break  # a CR that may be the first half of a CRLF split across chunks
+                end, next_start = cr, cr + (2 if cr + 1 < length and buffer[cr + 1] == "\n" else 1)
+            else:
+                end, next_start = lf, lf + 1
+            event = self._line(buffer[start:end])
+            if event is not None:
+                events.append(event)
+            start = next_start
+        self._buffer = buffer[start:]
+        if final and self._buffer:
+            self._buffer = ""  # an unterminated last line is discarded (WHATWG)
+        return events
+
+    def _line(self, line: str) -> SseEvent | None:
+        if line == "":
+            if not self._has_data:
+                self._reset_event()
+                return None
+            event = self._make_event(terminated=True)
+            self._reset_event()
+            return event
+        if line.startswith(":"):
+            return None
+        field, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        self._pending_fields = True
+        if field == "data":
+            self._data.append(value)
+            self._has_data = True
+        elif field == "event":
+            self._event_type = value
+        elif field == "id":
+            if "\x00" not in value:
+                self.last_event_id = value
+        elif field == "retry" and value.isascii() and value.isdigit():
+            self.retry_ms = int(value)
+        return None
+
+    def _make_event(self, *, terminated: bool) -> SseEvent:
+        return SseEvent(
+            event=self._event_type or "message",
+            data="\n".join(self._data),
+            id=self.last_event_id,
+            terminated=terminated,
+        )
+
+    def _reset_event(self) -> None:
+        self._data = []
+        self._has_data = False
+        self._event_type = ""
+        self._pending_fields = False

@@ -1,0 +1,145 @@
+"""An httpx2 transport that only ever dials addresses the guard already checked.
+
+Policy: the probe resolves a host once (:mod:`app.guard.target`) and *pins* the answer here.
+:class:`PinnedBackend` is an httpcore2 network backend whose ``connect_tcp`` looks the
+request's host up in that pin table and dials the pinned address: it never resolves a name,
+and a host that was not pinned cannot be reached at all. The URL keeps its host name, so the
+``Host`` header and the TLS SNI / certificate name check stay the host name (RFC 9110
+section 7.2, RFC 6066 section 3).
+
+The client built by :func:`build_client` also sends no cookies (its jar refuses every
+cookie), ignores proxy environment variables, never follows redirects, speaks HTTP/1.1 only,
+and asks for ``Accept-Encoding: identity``.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Iterable, Mapping
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+
+import httpcore2
+import httpx2
+
+from app.guard.addresses import IPAddress
+
+
+class PinnedBackend(httpcore2.AsyncNetworkBackend):
+    """Network backend that maps host names to pre-checked addresses.
+
+    Args:
+        pins: host (lower-case ASCII host name, or IP address text) -> addresses to dial, in
+            order. Add hosts later with :meth:`pin` after they pass the guard.
+        inner: the backend that opens the socket to an IP address (default: httpcore2's
+            anyio backend). Tests may pass another real backend to observe the dialled address.
+    """
+
+    def __init__(
+        self, pins: Mapping[str, Iterable[IPAddress]] | None = None, inner: httpcore2.AsyncNetworkBackend | None = None
+    ) -> None:
+        self._pins: dict[str, tuple[IPAddress, ...]] = {}
+        self._inner = inner or httpcore2.AnyIOBackend()
+        self.dialled: list[tuple[str, int]] = []
+        for host, addresses in (pins or {}).items():
+            self.pin(host, addresses)
+
+    def pin(self, host: str, addresses: Iterable[IPAddress]) -> None:
+        """Allow ``host`` and bind it to ``addresses`` (replacing any earlier pin)."""
+        self._pins[host.lower()] = tuple(addresses)
+
+    def pinned(self, host: str) -> bool:
+        """``True`` when ``host`` may be dialled."""
+        return host.lower() in self._pins
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        """Dial the pinned addresses of ``host`` in order; the first that connects wins.
+
+        Raises:
+            httpcore2.ConnectError: the host was never pinned, or no address accepted.
+            httpcore2.ConnectTimeout: the last address tried timed out.
+        """
+        addresses = self._pins.get(host.lower().strip("[]"))
+        if not addresses:
+            raise httpcore2.ConnectError(f"host {host!r} was not cleared by the target guard")
+        last_error: Exception | None = None
+        for address in addresses:
+            self.dialled.append((str(address), port))
+            try:
+                return await self._inner.connect_tcp(
+                    str(address), port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                )
+            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
+                last_error = exc
+        assert last_error is not None
+        raise last_error
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
+        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        """Unix sockets are never a probe target."""
+        raise httpcore2.ConnectError("unix sockets are not probed")
+
+    async def sleep(self, seconds: float) -> None:
+        """Delegate to the inner backend."""
+        await self._inner.sleep(seconds)
+
+
+def build_ssl_context(ca_bundle: str | None = None) -> ssl.SSLContext:
+    """TLS client context: system roots, plus the PEM file ``ca_bundle`` when given.
+
+    Certificate and host name verification are always on (``CERT_REQUIRED``).
+    """
+    context = ssl.create_default_context()
+    if ca_bundle:
+        context.load_verify_locations(cafile=ca_bundle)
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+class _PinnedTransport(httpx2.AsyncHTTPTransport):
+    def __init__(self, backend: PinnedBackend, ssl_context: ssl.SSLContext) -> None:
+        super().__init__(verify=ssl_context, trust_env=False)
+        self._pool = httpcore2.AsyncConnectionPool(
+            ssl_context=ssl_context,
+            max_connections=4,
+            max_keepalive_connections=2,
+            keepalive_expiry=5.0,
+            http1=True,
+            http2=False,
+            retries=0,
+            network_backend=backend,
+        )
+
+
+def build_client(
+    backend: PinnedBackend, *, user_agent: str, connect_timeout_s: float, read_timeout_s: float, ca_bundle: str | None
+) -> httpx2.AsyncClient:
+    """An :class:`httpx2.AsyncClient` for one probe, dialling only through ``backend``.
+
+    Args:
+        backend: the pin table.
+        user_agent: value of the ``User-Agent`` header.
+        connect_timeout_s: TCP + TLS connect budget, seconds.
+        read_timeout_s: budget between two reads, seconds (each exchange also has an overall deadline).
+        ca_bundle: optional extra trusted CAs (PEM path).
+    """
+    jar = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+    timeout = httpx2.Timeout(connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=read_timeout_s)
+    return httpx2.AsyncClient(
+        transport=_PinnedTransport(backend, build_ssl_context(ca_bundle)),
+        headers={"User-Agent": user_agent, "Accept-Encoding": "identity"},
+        cookies=jar,
+        follow_redirects=False,
+        trust_env=False,
+        timeout=timeout,
+    )
