@@ -14,6 +14,8 @@ and asks for ``Accept-Encoding: identity``.
 
 from __future__ import annotations
 
+import functools
+import socket
 import ssl
 from collections.abc import Iterable, Mapping
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -94,10 +96,13 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+@functools.lru_cache(maxsize=8)
 def build_ssl_context(ca_bundle: str | None = None) -> ssl.SSLContext:
     """TLS client context: system roots, plus the PEM file ``ca_bundle`` when given.
 
-    Certificate and host name verification are always on (``CERT_REQUIRED``).
+    Certificate and host name verification are always on (``CERT_REQUIRED``). Loading the
+    system roots costs milliseconds, so contexts are built once per bundle and shared (an
+    ``SSLContext`` is safe to share between connections).
     """
     context = ssl.create_default_context()
     if ca_bundle:
@@ -117,6 +122,7 @@ class _PinnedTransport(httpx2.AsyncHTTPTransport):
             http1=True,
             http2=False,
             retries=0,
+            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
             network_backend=backend,
         )
 

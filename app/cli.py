@@ -1,0 +1,130 @@
+"""The ``mcp-sonde`` command line.
+
+``mcp-sonde check URL [--light] [--json] [--allow-private] [--ca-bundle PEM]`` probes one
+endpoint and exits with the code of its status class (:data:`EXIT_CODES`); a URL the target
+guard refuses exits with 3 and nothing is connected to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Final, TextIO
+
+import anyio
+
+from app import __version__
+from app.errors import SondeError, TargetRefused
+from app.probe import ProbeResult, probe
+from app.settings import Settings
+
+#: Process exit code per status class; 2 is a usage error, 3 a refused URL, 1 an internal error.
+EXIT_CODES: Final[dict[str, int]] = {
+    "ok": 0,
+    "auth": 10,
+    "not_found": 11,
+    "client_error": 12,
+    "server_error": 13,
+    "redirect": 14,
+    "not_mcp": 15,
+    "timeout": 16,
+    "tls": 17,
+    "dns": 18,
+    "unreachable": 19,
+}
+EXIT_REFUSED: Final = 3
+EXIT_INTERNAL: Final = 1
+
+
+def configure_logging(level: int = logging.WARNING) -> None:
+    """Log to stderr; the HTTP client's request log is silenced (it would print URLs with query strings)."""
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    for noisy in ("httpx2", "httpcore2", "httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _summary(result: ProbeResult, out: TextIO) -> None:
+    lines = [f"{result.url}", f"  status     {result.status} ({result.reason})"]
+    if result.failed_step:
+        lines.append(f"  failed at  {result.failed_step}")
+    if result.detail:
+        lines.append(f"  detail     {result.detail}")
+    if result.server:
+        name = result.server.title or result.server.name or "?"
+        lines.append(f"  server     {name} {result.server.version or ''}".rstrip())
+    if result.protocol_version:
+        lines.append(f"  protocol   {result.protocol_version} ({result.era}, {result.transport})")
+    if result.latency_ms is not None:
+        lines.append(f"  latency    {result.latency_ms} ms (handshake); total {result.timings.total_ms} ms")
+    if result.tools is not None:
+        more = " (more pages not read)" if result.tools.more_pages else ""
+        shown = ", ".join(result.tools.names[:10]) + (" ..." if result.tools.count > 10 else "")
+        lines.append(f"  tools      {result.tools.count}{more}: {shown}")
+    if result.location:
+        lines.append(f"  location   {result.location}")
+    if result.retry_after is not None:
+        lines.append(f"  retry in   {result.retry_after} s")
+    if result.http_status is not None:
+        lines.append(f"  http       {result.http_status}")
+    if result.warnings:
+        lines.append(f"  warnings   {', '.join(result.warnings)}")
+    out.write("\n".join(lines) + "\n")
+
+
+def _check(args: argparse.Namespace) -> int:
+    overrides: dict[str, object] = {}
+    if args.allow_private:
+        overrides["allow_private"] = True
+        sys.stderr.write("WARNING: --allow-private is ON: http, loopback and private addresses are allowed.\n")
+    if args.ca_bundle:
+        overrides["ca_bundle"] = args.ca_bundle
+    settings = Settings(**overrides)  # type: ignore[arg-type]
+    try:
+        result = anyio.run(lambda: probe(args.url, light=args.light, settings=settings))
+    except TargetRefused as exc:
+        if args.json:
+            sys.stdout.write(json.dumps({"error": {"reason": exc.reason, "message": exc.message}}) + "\n")
+        sys.stderr.write(f"refused: {exc.reason}: {exc.message}\n")
+        return EXIT_REFUSED
+    except SondeError as exc:
+        sys.stderr.write(f"error: {exc.reason}: {exc.message}\n")
+        return EXIT_INTERNAL
+    if args.json:
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+    else:
+        _summary(result, sys.stdout)
+    return EXIT_CODES[result.status]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (subcommands ``check`` and, with the service, ``serve``)."""
+    parser = argparse.ArgumentParser(prog="mcp-sonde", description="Live checks of remote MCP servers.")
+    parser.add_argument("--version", action="version", version=f"mcp-sonde {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="probe one MCP endpoint and print the result")
+    check.add_argument("url", help="the MCP endpoint URL (https://host/path)")
+    check.add_argument("--light", action="store_true", help="handshake only, no tools/list")
+    check.add_argument("--json", action="store_true", help="print the full result as JSON")
+    check.add_argument(
+        "--allow-private",
+        action="store_true",
+        help="development only: allow http, loopback/private addresses, IP literals and any port",
+    )
+    check.add_argument("--ca-bundle", help="PEM file of extra CAs to trust")
+    check.set_defaults(handler=_check)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mcp-sonde`` console script; returns the exit code."""
+    configure_logging()
+    args = build_parser().parse_args(argv)
+    code: int = args.handler(args)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

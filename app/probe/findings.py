@@ -1,0 +1,88 @@
+"""What a probe has learned so far, filled in step by step and turned into a result at the end.
+
+Policy: facts are recorded as soon as they are known, so a probe that runs out of time or
+fails late still reports everything it learned before (server info, version, tools so far).
+The first failure decides the status; later steps do not overwrite it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from app.probe.classify import Verdict
+from app.probe.reasons import status_of
+from app.probe.result import ProbeResult, ServerInfo, SessionInfo, Timings, ToolsInfo
+
+
+@dataclass
+class Findings:
+    """Mutable record of one probe; see :class:`app.probe.result.ProbeResult` for the fields."""
+
+    url: str
+    checked_at: datetime
+    light: bool
+    verdict: Verdict | None = None
+    failed_step: str | None = None
+    current_step: str | None = None
+    era: Literal["modern", "legacy"] | None = None
+    protocol_version: str | None = None
+    transport: Literal["streamable_http", "sse"] | None = None
+    server: ServerInfo | None = None
+    capabilities: dict[str, Any] | None = None
+    instructions: str | None = None
+    latency_ms: float | None = None
+    http_status: int | None = None
+    tools: ToolsInfo | None = None
+    session: SessionInfo | None = None
+    addresses: list[str] = field(default_factory=list)
+    timings: Timings = field(default_factory=Timings)
+    warnings: list[str] = field(default_factory=list)
+
+    def fail(self, step: str, verdict: Verdict, http_status: int | None = None) -> None:
+        """Record the deciding failure (the first one wins)."""
+        if self.verdict is not None:
+            return
+        self.verdict = verdict
+        self.failed_step = step
+        if http_status is not None:
+            self.http_status = http_status
+
+    def warn(self, key: str) -> None:
+        """Record an oddity that does not decide the status (each key once)."""
+        if key not in self.warnings:
+            self.warnings.append(key)
+
+    @property
+    def failed(self) -> bool:
+        """``True`` once a failure was recorded."""
+        return self.verdict is not None
+
+    def to_result(self) -> ProbeResult:
+        """Build the immutable result; a probe with no failure is ``ok``."""
+        verdict = self.verdict or Verdict("ok")
+        return ProbeResult(
+            url=self.url,
+            checked_at=self.checked_at,
+            status=status_of(verdict.reason),
+            reason=verdict.reason,
+            failed_step=self.failed_step,
+            detail=verdict.detail,
+            light=self.light,
+            era=self.era,
+            protocol_version=self.protocol_version,
+            transport=self.transport,
+            server=self.server,
+            capabilities=self.capabilities,
+            instructions=self.instructions,
+            latency_ms=self.latency_ms,
+            timings=self.timings,
+            tools=self.tools,
+            session=self.session,
+            http_status=self.http_status,
+            retry_after=verdict.retry_after,
+            location=verdict.location,
+            addresses=self.addresses,
+            warnings=self.warnings,
+        )

@@ -1,0 +1,146 @@
+"""``probe()``: one live check of an MCP endpoint, bounded in time and memory.
+
+Policy:
+- The URL passes the target guard (:mod:`app.guard`) before anything else; a refused URL
+  raises :class:`app.errors.TargetRefused` and nothing is connected to.
+- The host is resolved once; the transport dials only the addresses that were checked.
+- The whole probe is bounded by ``probe_timeout_s`` (``light_probe_timeout_s`` for a light
+  probe), of which ``session_end_timeout_s`` is kept back for the closing DELETE.
+- Whatever the server does, the probe returns a :class:`ProbeResult`. Only a fault of the
+  probe itself raises (:class:`ProbeFailed`), so callers can tell our faults from the server's.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+
+import anyio
+import httpcore2
+
+from app import __version__
+from app.errors import SondeError, TargetRefused
+from app.guard import ResolutionFailed, Resolver, SystemResolver, TargetUrl, check_url, resolve_target
+from app.probe.classify import Verdict
+from app.probe.exchange import Exchanger
+from app.probe.findings import Findings
+from app.probe.result import ProbeResult
+from app.probe.streamable import Conversation
+from app.probe.transport import PinnedBackend, build_client
+from app.settings import Settings, get_settings
+
+logger = logging.getLogger("mcp_sonde.probe")
+
+CLIENT_NAME = "mcp-sonde"
+
+
+class ProbeFailed(SondeError):
+    """The probe itself failed (a bug or resource fault of ours, not the server's). Reason ``probe_internal_error``."""
+
+
+def client_info() -> dict[str, str]:
+    """The MCP ``clientInfo`` the probe sends (``Implementation``: name and version)."""
+    return {"name": CLIENT_NAME, "version": __version__}
+
+
+def user_agent(settings: Settings) -> str:
+    """``mcp-sonde/<version> (+<info url>)``."""
+    return f"{CLIENT_NAME}/{__version__} (+{settings.info_url})"
+
+
+async def probe(
+    url: str,
+    *,
+    light: bool = False,
+    settings: Settings | None = None,
+    resolver: Resolver | None = None,
+    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+) -> ProbeResult:
+    """Check one MCP endpoint live.
+
+    Args:
+        url: the endpoint URL (``https://host/path``).
+        light: handshake only (no ``tools/list``), for badges; the session is still ended.
+        settings: defaults to :func:`app.settings.get_settings`.
+        resolver: defaults to :class:`app.guard.SystemResolver`.
+        network_backend: the backend that opens sockets to the checked addresses (tests
+            may pass another real one to observe dialling); defaults to httpcore2's.
+
+    Returns:
+        A :class:`ProbeResult` for every server behaviour, including timeouts and garbage.
+
+    Raises:
+        TargetRefused: the URL's form or its addresses are refused (nothing was connected to).
+        ProbeFailed: a fault of the probe itself (reason ``probe_internal_error``).
+    """
+    settings = settings or get_settings()
+    if settings.allow_private:
+        logger.warning("probe running with allow_private ON: private addresses are reachable (development only)")
+    target = check_url(url, allow_private=settings.allow_private)
+    started = time.monotonic()
+    findings = Findings(url=target.url, checked_at=datetime.now(UTC), light=light)
+    budget = settings.light_probe_timeout_s if light else settings.probe_timeout_s
+    end_reserve = min(settings.session_end_timeout_s, budget / 4)
+    try:
+        await _run(target, findings, settings, resolver, network_backend, started + budget, end_reserve)
+    except TargetRefused:
+        raise
+    except Exception as exc:
+        logger.exception("probe failed internally")
+        raise ProbeFailed("probe_internal_error", "the probe failed through a fault of its own") from exc
+    findings.timings.total_ms = round((time.monotonic() - started) * 1000, 1)
+    return findings.to_result()
+
+
+async def _run(
+    target: TargetUrl,
+    findings: Findings,
+    settings: Settings,
+    resolver: Resolver | None,
+    network_backend: httpcore2.AsyncNetworkBackend | None,
+    deadline: float,
+    end_reserve: float,
+) -> None:
+    flow_deadline = deadline - end_reserve
+    with anyio.move_on_after(max(0.0, flow_deadline - time.monotonic())) as scope:
+        findings.current_step = "dns"
+        dns_started = time.monotonic()
+        try:
+            resolved = await resolve_target(
+                target,
+                resolver=resolver or SystemResolver(settings.dns_timeout_s),
+                allow_private=settings.allow_private,
+            )
+        except ResolutionFailed as exc:
+            findings.fail("dns", Verdict(exc.reason))
+            return
+        finally:
+            findings.timings.dns_ms = round((time.monotonic() - dns_started) * 1000, 1)
+    if scope.cancelled_caught:
+        findings.fail("dns", Verdict("dns_timeout"))
+        return
+    findings.addresses = [str(a) for a in resolved.addresses]
+    backend = PinnedBackend({target.host: resolved.addresses}, inner=network_backend)
+    client = build_client(
+        backend,
+        user_agent=user_agent(settings),
+        connect_timeout_s=settings.connect_timeout_s,
+        read_timeout_s=settings.step_timeout_s,
+        ca_bundle=settings.ca_bundle,
+    )
+    async with client:
+        conversation = Conversation(
+            exchanger=Exchanger(client, cap=settings.reply_cap_bytes),
+            url=target.url,
+            findings=findings,
+            client_info=client_info(),
+            deadline=flow_deadline,
+            step_timeout_s=settings.step_timeout_s,
+            max_pages=settings.tools_max_pages,
+        )
+        with anyio.move_on_after(max(0.0, flow_deadline - time.monotonic())) as scope:
+            await conversation.run()
+        if scope.cancelled_caught:
+            findings.fail(findings.current_step or "probe", Verdict("probe_deadline"))
+        await conversation.end_session(min(settings.session_end_timeout_s, deadline - time.monotonic()))

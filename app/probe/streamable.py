@@ -1,0 +1,326 @@
+"""The Streamable HTTP conversation: era detection, handshake, tool listing, session end.
+
+Policy (MCP 2026-07-28 ``basic/transports/streamable-http``, "Backward compatibility"; MCP
+2025-11-25 ``basic/transports`` and ``basic/lifecycle``):
+
+1. POST ``server/discover`` offering 2026-07-28 with ``MCP-Protocol-Version``, ``Mcp-Method``
+   and the request ``_meta``. A ``DiscoverResult`` listing 2026-07-28 means a modern server:
+   ``tools/list`` with the same headers, and no session to end.
+2. 401, or 403 with a challenge, is ``auth`` (no fallback). Transport failures and timeouts end
+   the probe: a network error is never an era verdict. A recognised modern error
+   (-32022 with ``supported``) that lists no version this probe speaks and no handshake version
+   is ``unsupported_protocol_version``. Anything else falls back to ``initialize``.
+3. ``initialize`` offering 2025-11-25 (the answered version is recorded, whatever it is), then
+   ``notifications/initialized`` (any 2xx is fine), ``tools/list`` following ``nextCursor`` up
+   to the page limit, and DELETE with ``Mcp-Session-Id`` when one was issued (this never
+   changes the verdict).
+
+A light probe stops after the handshake (the session is still ended).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+
+from app.probe.classify import Verdict, classify_error, classify_exception, classify_reply
+from app.probe.exchange import Exchanger, Reply
+from app.probe.findings import Findings
+from app.probe.jsonrpc import (
+    HANDSHAKE_VERSIONS,
+    META_SERVER_INFO,
+    MODERN_VERSION,
+    MODERN_VERSIONS,
+    JsonObject,
+    discover_request,
+    error_of,
+    initialize_request,
+    initialized_notification,
+    is_modern_error,
+    supported_versions,
+    tools_list_request,
+)
+from app.probe.result import ServerInfo, SessionInfo, ToolsInfo
+from app.probe.text import clean_json, clean_text
+
+ACCEPT = "application/json, text/event-stream"
+MAX_TOOL_NAMES = 100
+_SESSION_ID = re.compile(r"^[\x21-\x7e]{1,1024}$")
+_VERSION_TOKEN = re.compile(r"^[\x21-\x7e]{1,64}$")
+
+
+class _Stop(Exception):
+    """Internal: the conversation cannot go on (the failure is already recorded)."""
+
+
+@dataclass
+class Conversation:
+    """One Streamable HTTP conversation with the target.
+
+    Args:
+        exchanger: sends requests over the probe's pinned client.
+        url: the normalised target URL.
+        findings: where facts and the verdict are recorded.
+        client_info: the ``clientInfo`` / ``io.modelcontextprotocol/clientInfo`` object.
+        deadline: ``time.monotonic()`` value by which the conversation must end (the
+            session end has its own small budget after it).
+        step_timeout_s: budget of one exchange, seconds (clipped to the deadline).
+        max_pages: most ``tools/list`` pages to read.
+    """
+
+    exchanger: Exchanger
+    url: str
+    findings: Findings
+    client_info: JsonObject
+    deadline: float
+    step_timeout_s: float
+    max_pages: int
+    session_id: str | None = None
+    negotiated_version: str | None = None
+    _next_id: int = 0
+
+    def _id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    async def run(self) -> None:
+        """Run the conversation; failures are recorded in ``findings``, never raised."""
+        try:
+            if await self._try_modern():
+                return
+            await self._legacy()
+        except _Stop:
+            return
+
+    async def _send(self, step: str, body: JsonObject, headers: dict[str, str], *, expect: bool = True) -> Reply:
+        """Send one message; on a transport failure record it and stop the conversation."""
+        self.findings.current_step = step
+        remaining = self.deadline - time.monotonic()
+        timeout = min(self.step_timeout_s, remaining)
+        if timeout <= 0:
+            self.findings.fail(step, Verdict("probe_deadline"))
+            raise _Stop
+        request_id = body.get("id") if expect else None
+        try:
+            return await self.exchanger.send(
+                "POST", self.url, headers=headers, body=body, expect_id=request_id, timeout_s=timeout
+            )
+        except (TimeoutError, httpx2.HTTPError) as exc:
+            verdict = classify_exception(exc)
+            if isinstance(exc, TimeoutError) and timeout < self.step_timeout_s:
+                verdict = Verdict("probe_deadline")
+            self.findings.fail(step, verdict)
+            raise _Stop from exc
+
+    def _headers(self, method: str | None = None) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": ACCEPT}
+        if method is not None:  # modern era
+            headers["MCP-Protocol-Version"] = MODERN_VERSION
+            headers["Mcp-Method"] = method
+            return headers
+        if self.negotiated_version is not None:
+            headers["MCP-Protocol-Version"] = self.negotiated_version
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        return headers
+
+    # --- modern era -------------------------------------------------------------------------
+
+    async def _try_modern(self) -> bool:
+        """``True`` when the probe is finished (modern success or a final failure)."""
+        step = "server/discover"
+        reply = await self._send(step, discover_request(self._id(), self.client_info), self._headers(step))
+        self.findings.timings.discover_ms = reply.elapsed_ms
+        verdict = classify_reply(reply)
+        if verdict is not None and verdict.reason in ("auth_required", "auth_challenge_missing", "auth_insufficient"):
+            self.findings.fail(step, verdict, reply.status)
+            raise _Stop
+        result = reply.response.get("result") if reply.response else None
+        if isinstance(result, dict) and reply.status // 100 == 2:
+            versions = result.get("supportedVersions")
+            if isinstance(versions, list) and MODERN_VERSION in versions:
+                self._record_modern(result, reply)
+                if not self.findings.light:
+                    await self._list_tools(modern=True)
+                return True
+        error = error_of(reply.response) or reply.error_body
+        if error is not None and is_modern_error(error):
+            supported = supported_versions(error)
+            if supported and not (set(supported) & (MODERN_VERSIONS | HANDSHAKE_VERSIONS)):
+                detail = clean_text(", ".join(supported), 200)
+                self.findings.fail(step, Verdict("unsupported_protocol_version", detail), reply.status)
+                raise _Stop
+            self.findings.warn("modern_error_on_discover")
+        return False
+
+    def _record_modern(self, result: JsonObject, reply: Reply) -> None:
+        findings = self.findings
+        findings.era, findings.transport = "modern", "streamable_http"
+        findings.protocol_version = MODERN_VERSION
+        findings.http_status = reply.status
+        findings.latency_ms = reply.elapsed_ms
+        meta = result.get("_meta")
+        info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
+        findings.server = _server_info(info if isinstance(info, dict) else result.get("serverInfo"))
+        findings.capabilities = _capabilities(result.get("capabilities"))
+        findings.instructions = clean_text(result.get("instructions"), 1000)
+        if reply.sse_unterminated:
+            findings.warn("sse_event_unterminated")
+
+    # --- legacy era -------------------------------------------------------------------------
+
+    async def _legacy(self) -> None:
+        step = "initialize"
+        reply = await self._send(step, initialize_request(self._id(), self.client_info), self._headers())
+        self.findings.timings.initialize_ms = reply.elapsed_ms
+        verdict = classify_reply(reply)
+        if verdict is not None:
+            self.findings.fail(step, self._handshake_verdict(verdict), reply.status)
+            raise _Stop
+        assert reply.response is not None
+        error = error_of(reply.response)
+        if error is not None:
+            self.findings.fail(step, self._handshake_verdict(classify_error(error)), reply.status)
+            raise _Stop
+        result = reply.response.get("result")
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if not isinstance(result, dict) or not isinstance(version, str):
+            self.findings.fail(step, Verdict("invalid_result"), reply.status)
+            raise _Stop
+        self._record_legacy(result, version, reply)
+        await self._initialized()
+        if not self.findings.light:
+            await self._list_tools(modern=False)
+
+    def _handshake_verdict(self, verdict: Verdict) -> Verdict:
+        if verdict.reason == "method_not_found" and "modern_error_on_discover" in self.findings.warnings:
+            return Verdict("modern_only", verdict.detail)
+        return verdict
+
+    def _record_legacy(self, result: JsonObject, version: str, reply: Reply) -> None:
+        findings = self.findings
+        findings.era, findings.transport = "legacy", "streamable_http"
+        findings.protocol_version = clean_text(version, 64)
+        findings.http_status = reply.status
+        findings.latency_ms = reply.elapsed_ms
+        findings.server = _server_info(result.get("serverInfo"))
+        findings.capabilities = _capabilities(result.get("capabilities"))
+        findings.instructions = clean_text(result.get("instructions"), 1000)
+        if reply.sse_unterminated:
+            findings.warn("sse_event_unterminated")
+        if _VERSION_TOKEN.match(version):
+            self.negotiated_version = version
+        session_id = reply.headers.get("mcp-session-id")
+        findings.session = SessionInfo(issued=session_id is not None)
+        if session_id is not None:
+            if _SESSION_ID.match(session_id):
+                self.session_id = session_id
+            else:
+                findings.warn("session_id_invalid")
+
+    async def _initialized(self) -> None:
+        step = "notifications/initialized"
+        reply = await self._send(step, initialized_notification(), self._headers(), expect=False)
+        self.findings.timings.initialized_ms = reply.elapsed_ms
+        if reply.status // 100 != 2:
+            self.findings.warn("initialized_rejected")
+
+    # --- tools --------------------------------------------------------------------------------
+
+    async def _list_tools(self, *, modern: bool) -> None:
+        step = "tools/list"
+        tools = ToolsInfo()
+        self.findings.tools = tools
+        cursor: str | None = None
+        seen: set[str] = set()
+        started = time.monotonic()
+        try:
+            while tools.pages_read < self.max_pages:
+                request = tools_list_request(
+                    self._id(), cursor, modern_client_info=self.client_info if modern else None
+                )
+                reply = await self._send(step, request, self._headers(step if modern else None))
+                verdict = classify_reply(reply)
+                if verdict is not None:
+                    self.findings.fail(step, verdict, reply.status)
+                    return
+                assert reply.response is not None
+                error = error_of(reply.response)
+                if error is not None:
+                    tools.error_code = error.get("code")
+                    self.findings.warn("tools_list_error")
+                    return
+                cursor = _read_page(reply.response.get("result"), tools, self.findings)
+                tools.pages_read += 1
+                if cursor is None:
+                    return
+                if cursor in seen:
+                    tools.cursor_repeated = True
+                    self.findings.warn("cursor_repeated")
+                    return
+                seen.add(cursor)
+            tools.more_pages = True
+        finally:
+            self.findings.timings.tools_list_ms = round((time.monotonic() - started) * 1000, 1)
+
+    # --- session end --------------------------------------------------------------------------
+
+    async def end_session(self, timeout_s: float) -> None:
+        """DELETE the session when one was issued (legacy era only); never changes the verdict."""
+        if self.session_id is None or self.findings.session is None or timeout_s <= 0:
+            return
+        headers = self._headers()
+        headers.pop("Content-Type")
+        started = time.monotonic()
+        try:
+            reply = await self.exchanger.send("DELETE", self.url, headers=headers, timeout_s=timeout_s)
+        except (TimeoutError, httpx2.HTTPError):
+            self.findings.warn("session_end_failed")
+            return
+        finally:
+            self.findings.timings.session_end_ms = round((time.monotonic() - started) * 1000, 1)
+        self.findings.session.end_status = reply.status
+        if reply.status // 100 != 2 and reply.status not in (404, 405):
+            self.findings.warn("session_end_failed")
+
+
+def _read_page(result: Any, tools: ToolsInfo, findings: Findings) -> str | None:
+    """Count one page's tools; return its ``nextCursor`` (``None`` at the end)."""
+    if not isinstance(result, dict):
+        findings.warn("tools_result_invalid")
+        return None
+    entries = result.get("tools")
+    if not isinstance(entries, list):
+        findings.warn("tools_missing")
+        return None
+    for entry in entries:
+        name = clean_text(entry.get("name"), 128) if isinstance(entry, dict) else None
+        if not name:
+            tools.invalid_entries += 1
+            continue
+        tools.count += 1
+        if len(tools.names) < MAX_TOOL_NAMES:
+            tools.names.append(name)
+    if tools.invalid_entries:
+        findings.warn("invalid_tool_entries")
+    cursor = result.get("nextCursor")
+    return cursor if isinstance(cursor, str) and cursor else None
+
+
+def _server_info(info: Any) -> ServerInfo | None:
+    if not isinstance(info, dict):
+        return None
+    return ServerInfo(
+        name=clean_text(info.get("name"), 128),
+        version=clean_text(info.get("version"), 64),
+        title=clean_text(info.get("title"), 128),
+    )
+
+
+def _capabilities(value: Any) -> dict[str, Any] | None:
+    cleaned = clean_json(value)
+    return cleaned if isinstance(cleaned, dict) else None
