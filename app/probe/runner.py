@@ -12,6 +12,7 @@ Policy:
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from datetime import UTC, datetime
@@ -37,6 +38,11 @@ CLIENT_NAME = "mcp-sonde"
 
 class ProbeFailed(SondeError):
     """The probe itself failed (a bug or resource fault of ours, not the server's). Reason ``probe_internal_error``."""
+
+
+@functools.cache
+def _warn_allow_private() -> None:
+    logger.warning("allow_private is ON: probes may reach http, loopback and private addresses (development only)")
 
 
 def client_info() -> dict[str, str]:
@@ -76,7 +82,7 @@ async def probe(
     """
     settings = settings or get_settings()
     if settings.allow_private:
-        logger.warning("probe running with allow_private ON: private addresses are reachable (development only)")
+        _warn_allow_private()
     target = check_url(url, allow_private=settings.allow_private)
     started = time.monotonic()
     findings = Findings(url=target.url, checked_at=datetime.now(UTC), light=light)

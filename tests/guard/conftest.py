@@ -9,12 +9,6 @@ import pytest
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    """Run ``@pytest.mark.anyio`` tests on asyncio only."""
-    return "asyncio"
-
-
-@pytest.fixture
 def network_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record (and refuse) every connect and name lookup made while the test runs.
 

@@ -1,0 +1,67 @@
+"""The ``mcp-sonde check`` command, run as a real process against real servers."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from app.cli import EXIT_CODES, EXIT_REFUSED
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_exit_codes_are_distinct() -> None:
+    codes = [*EXIT_CODES.values(), EXIT_REFUSED, 1, 2]
+    assert len(codes) == len(set(codes))
+    assert EXIT_CODES["ok"] == 0
+
+
+@pytest.mark.parametrize(("mount", "era"), [("stateless-json", "modern"), ("initialize-only", "legacy")])
+def test_check_json_against_sdk_server(sdk_base: str, mount: str, era: str) -> None:
+    completed = run_cli("check", f"{sdk_base}/{mount}/mcp", "--json", "--allow-private")
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(completed.stdout)
+    assert (result["status"], result["era"], result["tools"]["count"]) == ("ok", era, 3)
+    assert "--allow-private is ON" in completed.stderr
+    assert "HTTP Request" not in completed.stderr  # the client's URL log stays silent
+
+
+def test_check_summary_is_readable(sdk_base: str) -> None:
+    completed = run_cli("check", f"{sdk_base}/paged/mcp", "--allow-private")
+    assert completed.returncode == 0
+    assert "status     ok (ok)" in completed.stdout
+    assert "tools      12" in completed.stdout
+    assert "protocol   2026-07-28 (modern, streamable_http)" in completed.stdout
+
+
+def test_check_light(sdk_base: str) -> None:
+    completed = run_cli("check", f"{sdk_base}/stateful-sse/mcp", "--light", "--json", "--allow-private")
+    result = json.loads(completed.stdout)
+    assert (completed.returncode, result["light"], result["tools"]) == (0, True, None)
+
+
+def test_refused_url_exits_3_without_connecting() -> None:
+    completed = run_cli("check", "https://127.0.0.1/mcp", "--json")
+    assert completed.returncode == EXIT_REFUSED
+    assert json.loads(completed.stdout)["error"]["reason"] == "host_ip_literal"
+
+
+def test_unreachable_exit_code() -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    completed = run_cli("check", f"http://127.0.0.1:{port}/mcp", "--allow-private")
+    assert completed.returncode == EXIT_CODES["unreachable"]
+    assert "unreachable (connection_refused)" in completed.stdout
+
+
+def test_not_found_exit_code(sdk_base: str) -> None:
+    completed = run_cli("check", f"{sdk_base}/missing/mcp", "--allow-private")
+    assert completed.returncode == EXIT_CODES["not_found"]
