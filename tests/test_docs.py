@@ -1,0 +1,31 @@
+"""The README's reason table and the OpenAPI document say what the code does."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from app.probe import REASONS, STATUSES, ProbeResult
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_readme_reason_table_matches_code() -> None:
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("<!-- reasons:start -->", 1)[1].split("<!-- reasons:end -->", 1)[0]
+    rows = re.findall(r"^\| `([a-z_0-9]+)` \| ([a-z_]+) \|", table, flags=re.MULTILINE)
+    assert dict(rows) == {reason: status for reason, (status, _meaning) in REASONS.items()}
+
+
+def test_openapi_status_enum_and_result_fields_match_code() -> None:
+    document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    assert document["openapi"].startswith("3.1")
+    schemas = document["components"]["schemas"]
+    assert tuple(schemas["Status"]["enum"]) == STATUSES
+    assert set(schemas["ProbeResult"]["properties"]) == set(ProbeResult.model_fields)
+
+
+def test_every_status_has_a_reason() -> None:
+    assert {status for status, _ in REASONS.values()} == set(STATUSES)
