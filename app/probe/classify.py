@@ -23,7 +23,7 @@ from email.utils import parsedate_to_datetime
 import httpx2
 
 from app.probe.exchange import Reply
-from app.probe.jsonrpc import JsonObject
+from app.probe.jsonrpc import JsonObject, error_of
 from app.probe.text import clean_text
 
 _SESSION_WORDS = re.compile(rb"session|not initialized|not initialised", re.IGNORECASE)
@@ -72,15 +72,21 @@ def _is_waf(reply: Reply) -> bool:
     return reply.kind in ("html", "text") and bool(_WAF_MARKERS.search(reply.head))
 
 
+def _error(reply: Reply) -> JsonObject | None:
+    """The JSON-RPC error in a reply: our response's, or an id-less one in the body."""
+    return error_of(reply.response) or reply.error_body
+
+
 def _body_mentions(reply: Reply, pattern: re.Pattern[bytes]) -> bool:
-    message = reply.error_body.get("message") if reply.error_body else None
+    error = _error(reply)
+    message = error.get("message") if error else None
     text = message.encode("utf-8", "replace") if isinstance(message, str) else reply.head[:2048]
     return bool(pattern.search(text))
 
 
 def _detail(reply: Reply) -> str | None:
-    error = reply.error_body or (reply.response or {}).get("error")
-    if isinstance(error, dict):
+    error = _error(reply)
+    if error is not None:
         return clean_text(error.get("message"), 200)
     return None
 
@@ -111,11 +117,14 @@ def classify_status(reply: Reply) -> Verdict | None:
         return Verdict("bad_request", detail)
     if status in (429, 503) and _is_waf(reply):
         return Verdict("waf_challenge")
+    error = _error(reply)
+    if status == 404 and error is not None and error.get("code") == -32601:
+        return Verdict("method_not_found", detail)  # MCP 2026-07-28: unknown method -> 404 + -32601
     fixed = {402: "payment_required", 404: "http_not_found", 405: "method_not_allowed", 406: "accept_rejected"}
     fixed |= {421: "host_rejected", 429: "rate_limited"}
     if status in fixed:
         reason = fixed[status]
-        if status == 404 and reply.error_body is not None and _body_mentions(reply, _SESSION_WORDS):
+        if status == 404 and error is not None and _body_mentions(reply, _SESSION_WORDS):
             reason = "session_required"
         retry = retry_after_seconds(reply.headers.get("retry-after")) if status == 429 else None
         return Verdict(reason, detail, retry_after=retry)

@@ -33,6 +33,7 @@ from app.probe.findings import Findings
 from app.probe.jsonrpc import (
     HANDSHAKE_VERSIONS,
     META_SERVER_INFO,
+    METHOD_NOT_FOUND,
     MODERN_VERSION,
     MODERN_VERSIONS,
     JsonObject,
@@ -81,6 +82,7 @@ class Conversation:
     max_pages: int
     session_id: str | None = None
     negotiated_version: str | None = None
+    modern_hint: bool = False
     _next_id: int = 0
 
     def _id(self) -> int:
@@ -154,7 +156,9 @@ class Conversation:
                 detail = clean_text(", ".join(supported), 200)
                 self.findings.fail(step, Verdict("unsupported_protocol_version", detail), reply.status)
                 raise _Stop
-            self.findings.warn("modern_error_on_discover")
+            self.modern_hint = True
+        elif error is not None and reply.status == 404 and error.get("code") == METHOD_NOT_FOUND:
+            self.modern_hint = True  # 2026-07-28 answers unknown methods with 404 + -32601
         return False
 
     def _record_modern(self, result: JsonObject, reply: Reply) -> None:
@@ -197,7 +201,7 @@ class Conversation:
             await self._list_tools(modern=False)
 
     def _handshake_verdict(self, verdict: Verdict) -> Verdict:
-        if verdict.reason == "method_not_found" and "modern_error_on_discover" in self.findings.warnings:
+        if verdict.reason == "method_not_found" and self.modern_hint:
             return Verdict("modern_only", verdict.detail)
         return verdict
 
