@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Final, TextIO
 
 import anyio
+from pydantic import ValidationError
 
 from app import __version__
 from app.errors import SondeError, TargetRefused
@@ -36,7 +37,11 @@ EXIT_CODES: Final[dict[str, int]] = {
     "unreachable": 19,
 }
 EXIT_REFUSED: Final = 3
+EXIT_USAGE: Final = 2
 EXIT_INTERNAL: Final = 1
+_LOCAL_HINT_REASONS: Final = frozenset(
+    {"scheme_not_https", "port_not_allowed", "host_ip_literal", "host_not_public_name", "address_not_public"}
+)
 
 
 def configure_logging(level: int = logging.WARNING) -> None:
@@ -78,16 +83,23 @@ def _check(args: argparse.Namespace) -> int:
     overrides: dict[str, object] = {}
     if args.allow_private:
         overrides["allow_private"] = True
-        sys.stderr.write("WARNING: --allow-private is ON: http, loopback and private addresses are allowed.\n")
     if args.ca_bundle:
         overrides["ca_bundle"] = args.ca_bundle
-    settings = Settings(**overrides)  # type: ignore[arg-type]
+    try:
+        settings = Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"]) or "settings"
+            sys.stderr.write(f"mcp-sonde: invalid setting {where}: {error['msg']}\n")
+        return EXIT_USAGE
     try:
         result = anyio.run(lambda: probe(args.url, light=args.light, settings=settings))
     except TargetRefused as exc:
         if args.json:
             sys.stdout.write(json.dumps({"error": {"reason": exc.reason, "message": exc.message}}) + "\n")
         sys.stderr.write(f"refused: {exc.reason}: {exc.message}\n")
+        if exc.reason in _LOCAL_HINT_REASONS and not settings.allow_private:
+            sys.stderr.write("hint: for a server on this machine, add --allow-private (development only)\n")
         return EXIT_REFUSED
     except SondeError as exc:
         sys.stderr.write(f"error: {exc.reason}: {exc.message}\n")

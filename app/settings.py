@@ -12,8 +12,9 @@ variant (tests, the CLI's ``--allow-private``) builds its own with ``Settings(..
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -49,6 +50,18 @@ class Settings(BaseSettings):
     ca_bundle: str | None = Field(
         default=None, description="Path of a PEM file whose CAs are trusted in addition to the system roots."
     )
+
+    @field_validator("ca_bundle")
+    @classmethod
+    def _ca_bundle_is_a_pem_file(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        path = Path(value)
+        if not path.is_file():
+            raise ValueError(f"CA bundle {value!r} is not a readable file")
+        if b"-----BEGIN CERTIFICATE-----" not in path.read_bytes()[: 1024 * 1024]:
+            raise ValueError(f"CA bundle {value!r} holds no PEM certificate")
+        return value
 
 
 @functools.cache

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from app.cli import EXIT_CODES, EXIT_REFUSED
+from app.cli import EXIT_CODES, EXIT_REFUSED, EXIT_USAGE
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -28,7 +30,7 @@ def test_check_json_against_sdk_server(sdk_base: str, mount: str, era: str) -> N
     assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout)
     assert (result["status"], result["era"], result["tools"]["count"]) == ("ok", era, 3)
-    assert "--allow-private is ON" in completed.stderr
+    assert "allow_private is ON" in completed.stderr
     assert "HTTP Request" not in completed.stderr  # the client's URL log stays silent
 
 
@@ -65,3 +67,28 @@ def test_unreachable_exit_code() -> None:
 def test_not_found_exit_code(sdk_base: str) -> None:
     completed = run_cli("check", f"{sdk_base}/missing/mcp", "--allow-private")
     assert completed.returncode == EXIT_CODES["not_found"]
+
+
+def test_missing_ca_bundle_is_a_usage_error(tmp_path: Path) -> None:
+    completed = run_cli("check", "https://mcp.example.com/mcp", "--ca-bundle", str(tmp_path / "missing.pem"))
+    assert completed.returncode == EXIT_USAGE
+    assert "ca_bundle" in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_invalid_environment_setting_is_a_usage_error() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "app", "check", "https://mcp.example.com/mcp"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "MCP_SONDE_PROBE_TIMEOUT_S": "abc"},
+    )
+    assert completed.returncode == EXIT_USAGE
+    assert "probe_timeout_s" in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_refusal_of_a_local_url_hints_at_the_switch() -> None:
+    completed = run_cli("check", "http://127.0.0.1:8000/mcp")
+    assert completed.returncode == EXIT_REFUSED
+    assert "--allow-private" in completed.stderr

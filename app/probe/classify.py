@@ -132,6 +132,8 @@ def classify_status(reply: Reply) -> Verdict | None:
         return Verdict("http_client_error", detail)
     if status >= 500 and _is_waf(reply):
         return Verdict("waf_challenge")
+    if status == 501:
+        return Verdict("http_not_implemented", detail)
     retry = retry_after_seconds(reply.headers.get("retry-after")) if status == 503 else None
     return Verdict("http_server_error" if status >= 500 else "http_client_error", detail, retry_after=retry)
 

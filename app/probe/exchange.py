@@ -194,11 +194,33 @@ class Exchanger:
         reply.elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
         return reply
 
+    async def open(self, method: str, url: str, *, headers: dict[str, str], timeout_s: float) -> httpx2.Response:
+        """Send a body-less request and return as soon as the response headers arrived.
+
+        The body is left unread for the caller to stream; the caller must ``aclose()`` it.
+
+        Raises:
+            TimeoutError: no response headers within ``timeout_s`` seconds.
+            httpx2.HTTPError: the transport failed.
+        """
+        # No read timeout on the body: an event stream may be quiet for long, and the caller
+        # bounds every wait on it.
+        read_unbounded = httpx2.Timeout(self.client.timeout.connect, read=None, write=timeout_s, pool=timeout_s)
+        with anyio.fail_after(timeout_s):
+            return await self._send_with_retry(method, url, headers, None, read_unbounded)
+
     async def _send_with_retry(
-        self, method: str, url: str, headers: dict[str, str], content: bytes | None
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        http_timeout: httpx2.Timeout | None = None,
     ) -> httpx2.Response:
         while True:
-            request = self.client.build_request(method, url, headers=headers, content=content)
+            request = self.client.build_request(
+                method, url, headers=headers, content=content, timeout=http_timeout or self.client.timeout
+            )
             try:
                 response = await self.client.send(request, stream=True)
             except _RETRYABLE:

@@ -55,6 +55,10 @@ REASONS: Final[dict[str, tuple[Status, str]]] = {
         "A JSON-RPC error saying the request was invalid (-32600, -32602, -32700).",
     ),
     "method_not_found": ("client_error", "A JSON-RPC -32601 error to a method every MCP server must answer."),
+    "sse_endpoint_cross_origin": (
+        "client_error",
+        "The legacy SSE endpoint event names another origin; the probe does not follow it.",
+    ),
     # server_error
     "http_server_error": ("server_error", "A 5xx status."),
     "jsonrpc_error": ("server_error", "A JSON-RPC error response to the handshake (internal or server-defined)."),
@@ -67,9 +71,11 @@ REASONS: Final[dict[str, tuple[Status, str]]] = {
     "invalid_json": ("not_mcp", "A 2xx body that claims or looks like JSON but does not parse."),
     "empty_reply": ("not_mcp", "A 2xx reply with an empty body to a request."),
     "no_response_in_stream": ("not_mcp", "An SSE stream that ended without the JSON-RPC response."),
+    "sse_endpoint_missing": ("not_mcp", "An event stream that sent no endpoint event within 10 s."),
     "unexpected_content": ("not_mcp", "A 2xx body that is neither JSON, SSE nor HTML."),
     "unsupported_encoding": ("not_mcp", "The reply used a content coding other than identity, gzip or deflate."),
     "reply_too_large": ("not_mcp", "The reply exceeded the size cap before the JSON-RPC response was complete."),
+    "http_not_implemented": ("not_mcp", "501: the server does not implement POST here, so no MCP endpoint."),
     "invalid_http": ("not_mcp", "The peer did not speak HTTP/1.1 correctly."),
     # timeout
     "connect_timeout": ("timeout", "No TCP/TLS connection within the connect budget."),

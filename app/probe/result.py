@@ -61,6 +61,7 @@ class Timings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     dns_ms: float | None = None
     discover_ms: float | None = None
+    sse_connect_ms: float | None = None
     initialize_ms: float | None = None
     initialized_ms: float | None = None
     tools_list_ms: float | None = None

@@ -134,6 +134,7 @@ async def _run(
         connect_timeout_s=settings.connect_timeout_s,
         read_timeout_s=settings.step_timeout_s,
         ca_bundle=settings.ca_bundle,
+        tls=target.scheme == "https",
     )
     async with client:
         conversation = Conversation(

@@ -6,7 +6,8 @@ Policy (MCP 2026-07-28 ``basic/transports/streamable-http``, "Backward compatibi
 1. POST ``server/discover`` offering 2026-07-28 with ``MCP-Protocol-Version``, ``Mcp-Method``
    and the request ``_meta``. A ``DiscoverResult`` listing 2026-07-28 means a modern server:
    ``tools/list`` with the same headers, and no session to end.
-2. 401, or 403 with a challenge, is ``auth`` (no fallback). Transport failures and timeouts end
+2. 401, or 403 with a challenge, is ``auth`` (no fallback); so is 429 and a firewall page
+   (a careful client backs off rather than send a second request). Transport failures and timeouts end
    the probe: a network error is never an era verdict. A recognised modern error
    (-32022 with ``supported``) that lists no version this probe speaks and no handshake version
    is ``unsupported_protocol_version``. Anything else falls back to ``initialize``.
@@ -14,6 +15,9 @@ Policy (MCP 2026-07-28 ``basic/transports/streamable-http``, "Backward compatibi
    ``notifications/initialized`` (any 2xx is fine), ``tools/list`` following ``nextCursor`` up
    to the page limit, and DELETE with ``Mcp-Session-Id`` when one was issued (this never
    changes the verdict).
+4. When ``initialize`` fails with 400, 404 or 405 and the body is not a modern JSON-RPC error,
+   the URL may speak the legacy HTTP+SSE transport: :mod:`app.probe.legacy_sse` opens the
+   stream and the same handshake and listing run over it (``transport: "sse"``).
 
 A light probe stops after the handshake (the session is still ended).
 """
@@ -24,7 +28,9 @@ import re
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
+import anyio
 import httpx2
 
 from app.probe.classify import Verdict, classify_error, classify_exception, classify_reply
@@ -45,11 +51,24 @@ from app.probe.jsonrpc import (
     supported_versions,
     tools_list_request,
 )
+from app.probe.legacy_sse import (
+    ENDPOINT_WAIT_S,
+    EventStream,
+    SseChannel,
+    open_event_stream,
+    resolve_endpoint,
+    same_origin,
+)
 from app.probe.result import ServerInfo, SessionInfo, ToolsInfo
 from app.probe.text import clean_json, clean_text
+from app.probe.tools import read_page
 
 ACCEPT = "application/json, text/event-stream"
-MAX_TOOL_NAMES = 100
+#: Answers to ``server/discover`` that end the probe: credentials are wanted, or a second
+#: request would only be refused again (rate limit, firewall page).
+_NO_FALLBACK = frozenset(
+    {"auth_required", "auth_challenge_missing", "auth_insufficient", "rate_limited", "waf_challenge"}
+)
 _SESSION_ID = re.compile(r"^[\x21-\x7e]{1,1024}$")
 _VERSION_TOKEN = re.compile(r"^[\x21-\x7e]{1,64}$")
 
@@ -83,6 +102,7 @@ class Conversation:
     session_id: str | None = None
     negotiated_version: str | None = None
     modern_hint: bool = False
+    channel: SseChannel | None = None
     _next_id: int = 0
 
     def _id(self) -> int:
@@ -108,6 +128,8 @@ class Conversation:
             raise _Stop
         request_id = body.get("id") if expect else None
         try:
+            if self.channel is not None:
+                return await self.channel.call(body, timeout)
             return await self.exchanger.send(
                 "POST", self.url, headers=headers, body=body, expect_id=request_id, timeout_s=timeout
             )
@@ -138,7 +160,7 @@ class Conversation:
         reply = await self._send(step, discover_request(self._id(), self.client_info), self._headers(step))
         self.findings.timings.discover_ms = reply.elapsed_ms
         verdict = classify_reply(reply)
-        if verdict is not None and verdict.reason in ("auth_required", "auth_challenge_missing", "auth_insufficient"):
+        if verdict is not None and verdict.reason in _NO_FALLBACK:
             self.findings.fail(step, verdict, reply.status)
             raise _Stop
         result = reply.response.get("result") if reply.response else None
@@ -183,6 +205,8 @@ class Conversation:
         self.findings.timings.initialize_ms = reply.elapsed_ms
         verdict = classify_reply(reply)
         if verdict is not None:
+            if self._may_be_legacy_sse(reply) and await self._try_legacy_sse():
+                return
             self.findings.fail(step, self._handshake_verdict(verdict), reply.status)
             raise _Stop
         assert reply.response is not None
@@ -200,6 +224,58 @@ class Conversation:
         if not self.findings.light:
             await self._list_tools(modern=False)
 
+    def _may_be_legacy_sse(self, reply: Reply) -> bool:
+        """MCP 2025-11-25 backward compatibility: POST failed with 400/404/405, body not a modern error."""
+        if self.channel is not None or reply.status not in (400, 404, 405):
+            return False
+        error = error_of(reply.response) or reply.error_body
+        return error is None or not is_modern_error(error)
+
+    async def _try_legacy_sse(self) -> bool:
+        """Open the event stream; ``True`` when the URL speaks HTTP+SSE (the SSE path decided the result)."""
+        self.findings.current_step = step = "sse/connect"
+        timeout = min(self.step_timeout_s, self.deadline - time.monotonic())
+        if timeout <= 0:
+            return False
+        started = time.monotonic()
+        try:
+            response, is_event_stream = await open_event_stream(self.exchanger, self.url, timeout)
+        except (TimeoutError, httpx2.HTTPError):
+            return False
+        try:
+            if not is_event_stream:
+                return False
+            stream = EventStream(response, self.exchanger.cap)
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(stream.run)
+                try:
+                    await self._sse_session(step, stream, started, response.status_code)
+                except _Stop:
+                    pass
+                finally:
+                    task_group.cancel_scope.cancel()
+            return True
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+                await response.aclose()
+
+    async def _sse_session(self, step: str, stream: EventStream, started: float, http_status: int) -> None:
+        wait = min(ENDPOINT_WAIT_S, self.deadline - time.monotonic())
+        found = await stream.wait(lambda: stream.endpoint is not None, wait)
+        self.findings.timings.sse_connect_ms = round((time.monotonic() - started) * 1000, 1)
+        if not found or stream.endpoint is None:
+            timed_out = not stream.ended and wait < ENDPOINT_WAIT_S  # the probe's budget, not the 10 s, ran out
+            self.findings.fail(step, Verdict("probe_deadline" if timed_out else "sse_endpoint_missing"), http_status)
+            raise _Stop
+        endpoint = resolve_endpoint(self.url, stream.endpoint)
+        if not same_origin(endpoint, self.url):
+            parts = urlsplit(endpoint)
+            detail = clean_text(f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}", 200)
+            self.findings.fail(step, Verdict("sse_endpoint_cross_origin", detail), http_status)
+            raise _Stop
+        self.channel = SseChannel(self.exchanger, stream, endpoint)
+        await self._legacy()
+
     def _handshake_verdict(self, verdict: Verdict) -> Verdict:
         if verdict.reason == "method_not_found" and self.modern_hint:
             return Verdict("modern_only", verdict.detail)
@@ -207,7 +283,7 @@ class Conversation:
 
     def _record_legacy(self, result: JsonObject, version: str, reply: Reply) -> None:
         findings = self.findings
-        findings.era, findings.transport = "legacy", "streamable_http"
+        findings.era, findings.transport = "legacy", "sse" if self.channel is not None else "streamable_http"
         findings.protocol_version = clean_text(version, 64)
         findings.http_status = reply.status
         findings.latency_ms = reply.elapsed_ms
@@ -218,6 +294,8 @@ class Conversation:
             findings.warn("sse_event_unterminated")
         if _VERSION_TOKEN.match(version):
             self.negotiated_version = version
+        if self.channel is not None:
+            return  # HTTP+SSE sessions live in the endpoint URL; nothing to end with DELETE
         session_id = reply.headers.get("mcp-session-id")
         findings.session = SessionInfo(issued=session_id is not None)
         if session_id is not None:
@@ -258,7 +336,7 @@ class Conversation:
                     tools.error_code = error.get("code")
                     self.findings.warn("tools_list_error")
                     return
-                cursor = _read_page(reply.response.get("result"), tools, self.findings)
+                cursor = read_page(reply.response.get("result"), tools, self.findings)
                 tools.pages_read += 1
                 if cursor is None:
                     return
@@ -290,29 +368,6 @@ class Conversation:
         self.findings.session.end_status = reply.status
         if reply.status // 100 != 2 and reply.status not in (404, 405):
             self.findings.warn("session_end_failed")
-
-
-def _read_page(result: Any, tools: ToolsInfo, findings: Findings) -> str | None:
-    """Count one page's tools; return its ``nextCursor`` (``None`` at the end)."""
-    if not isinstance(result, dict):
-        findings.warn("tools_result_invalid")
-        return None
-    entries = result.get("tools")
-    if not isinstance(entries, list):
-        findings.warn("tools_missing")
-        return None
-    for entry in entries:
-        name = clean_text(entry.get("name"), 128) if isinstance(entry, dict) else None
-        if not name:
-            tools.invalid_entries += 1
-            continue
-        tools.count += 1
-        if len(tools.names) < MAX_TOOL_NAMES:
-            tools.names.append(name)
-    if tools.invalid_entries:
-        findings.warn("invalid_tool_entries")
-    cursor = result.get("nextCursor")
-    return cursor if isinstance(cursor, str) and cursor else None
 
 
 def _server_info(info: Any) -> ServerInfo | None:

@@ -111,6 +111,11 @@ def build_ssl_context(ca_bundle: str | None = None) -> ssl.SSLContext:
     return context
 
 
+def _no_trust_context() -> ssl.SSLContext:
+    """A verifying context that trusts nothing: for plain-http targets, where TLS is never used."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 class _PinnedTransport(httpx2.AsyncHTTPTransport):
     def __init__(self, backend: PinnedBackend, ssl_context: ssl.SSLContext) -> None:
         super().__init__(verify=ssl_context, trust_env=False)
@@ -128,7 +133,13 @@ class _PinnedTransport(httpx2.AsyncHTTPTransport):
 
 
 def build_client(
-    backend: PinnedBackend, *, user_agent: str, connect_timeout_s: float, read_timeout_s: float, ca_bundle: str | None
+    backend: PinnedBackend,
+    *,
+    user_agent: str,
+    connect_timeout_s: float,
+    read_timeout_s: float,
+    ca_bundle: str | None,
+    tls: bool = True,
 ) -> httpx2.AsyncClient:
     """An :class:`httpx2.AsyncClient` for one probe, dialling only through ``backend``.
 
@@ -138,11 +149,12 @@ def build_client(
         connect_timeout_s: TCP + TLS connect budget, seconds.
         read_timeout_s: budget between two reads, seconds (each exchange also has an overall deadline).
         ca_bundle: optional extra trusted CAs (PEM path).
+        tls: ``False`` for a plain-http target (development switch only): no trust store is loaded.
     """
     jar = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
     timeout = httpx2.Timeout(connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=read_timeout_s)
     return httpx2.AsyncClient(
-        transport=_PinnedTransport(backend, build_ssl_context(ca_bundle)),
+        transport=_PinnedTransport(backend, build_ssl_context(ca_bundle) if tls else _no_trust_context()),
         headers={"User-Agent": user_agent, "Accept-Encoding": "identity"},
         cookies=jar,
         follow_redirects=False,

@@ -37,9 +37,18 @@ CASES = [
         421, {"content-type": "text/plain"}, b"Invalid Host header", "client_error", "host_rejected", id="421"
     ),
     pytest.param(418, {}, b"", "client_error", "http_client_error", id="418"),
+    pytest.param(429, {"retry-after": "7"}, b"", "client_error", "rate_limited", id="429"),
     pytest.param(503, {"content-type": "text/html"}, CF_CHALLENGE, "client_error", "waf_challenge", id="503-waf"),
     pytest.param(
         502, {"content-type": "text/html"}, b"<html>Bad gateway</html>", "server_error", "http_server_error", id="502"
+    ),
+    pytest.param(
+        501,
+        {"content-type": "text/html"},
+        b"<html>Unsupported method</html>",
+        "not_mcp",
+        "http_not_implemented",
+        id="501",
     ),
     pytest.param(301, {"location": "https://elsewhere.example.com/mcp"}, b"", "redirect", "redirect", id="301"),
     pytest.param(200, {"content-type": "application/json"}, b"{not json", "not_mcp", "invalid_json", id="bad-json"),
@@ -89,8 +98,8 @@ async def test_answer_maps_to_reason(
 
     result = await probe(raw.url("/mcp"), settings=dev_settings)
     assert (result.status, result.reason) == (expected_status, reason)
-    if expected_status == "auth":
-        # 401/403 with a challenge end the probe at server/discover: no fallback.
+    if expected_status == "auth" or reason in ("rate_limited", "waf_challenge"):
+        # Credentials wanted, rate limited or a firewall page: no second request.
         assert len(raw.requests_to("/mcp")) == 1
 
 

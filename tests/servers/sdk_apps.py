@@ -11,6 +11,8 @@ Mount points (each endpoint is ``<prefix>/mcp``):
 - ``/initialize-only``, ``/initialize-only-json``, ``/initialize-only-stateless``: answer
   ``server/discover`` like a 2025-era TS server (400 "Server not initialized"), so only
   ``initialize`` works (sessions + SSE, sessions + JSON, no sessions + JSON).
+- ``/legacy-sse``: the legacy HTTP+SSE transport (2024-11-05): GET ``/legacy-sse/sse``, POST
+  ``/legacy-sse/messages/?session_id=...``.
 """
 
 from __future__ import annotations
@@ -158,6 +160,8 @@ def build_app() -> Starlette:
         if prefix.startswith("initialize-only"):
             app = method_filter(app, _is_discover, NOT_INITIALIZED)
         routes.append(Mount(f"/{prefix}", app=app))
+    legacy_sse = tool_server("legacy-sse")
+    routes.append(Mount("/legacy-sse", app=legacy_sse.sse_app(transport_security=SECURITY)))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

@@ -1,0 +1,177 @@
+"""The legacy HTTP+SSE transport (MCP 2024-11-05 ``basic/transports``, "HTTP with SSE").
+
+Policy:
+- The probe opens the event stream with GET and ``Accept: text/event-stream`` and waits at
+  most 10 s for the ``endpoint`` event. Its data is resolved against the stream URL (relative,
+  root-relative, query-only or absolute); an endpoint on another origin is refused and never
+  contacted (as the ``mcp`` SDK client does), so a server cannot steer the probe elsewhere.
+- Requests are POSTed to the endpoint; their responses arrive as ``message`` events on the
+  open stream (a server that answers inline in the POST reply is accepted too). Every wait is
+  bounded by the step budget, since a POST may get 202 and no response ever.
+- The stream is read by one background task with the same byte cap as any reply; it is closed
+  when the conversation ends.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import anyio
+import httpx2
+
+from app.probe.body import CappedDecoder, UnsupportedEncoding, kind_from_header
+from app.probe.exchange import Exchanger, Reply
+from app.probe.jsonrpc import JsonObject, is_response
+from app.probe.sse import SseParser
+
+ENDPOINT_WAIT_S = 10.0
+
+
+def same_origin(a: str, b: str) -> bool:
+    """``True`` when two absolute URLs share scheme, host and port (RFC 6454)."""
+    first, second = urlsplit(a), urlsplit(b)
+    try:
+        ports = (first.port or _default_port(first.scheme), second.port or _default_port(second.scheme))
+    except ValueError:
+        return False
+    return (
+        first.scheme.lower() == second.scheme.lower()
+        and (first.hostname or "").lower() == (second.hostname or "").lower()
+        and ports[0] == ports[1]
+    )
+
+
+def _default_port(scheme: str) -> int:
+    return 443 if scheme.lower() == "https" else 80
+
+
+def resolve_endpoint(stream_url: str, data: str) -> str:
+    """The endpoint URL an ``endpoint`` event names, resolved against the stream URL (RFC 3986 section 5)."""
+    return urljoin(stream_url, data.strip())
+
+
+class EventStream:
+    """Reads one open SSE response in the background and keeps what the probe needs.
+
+    Attributes:
+        endpoint: data of the first ``endpoint`` event.
+        responses: JSON-RPC responses by id.
+        ended: the stream closed (or failed, see ``error``).
+        truncated: the byte cap was reached.
+    """
+
+    def __init__(self, response: httpx2.Response, cap: int) -> None:
+        self._response = response
+        self._cap = cap
+        self.endpoint: str | None = None
+        self.responses: dict[Any, JsonObject] = {}
+        self.ended = False
+        self.truncated = False
+        self.error: BaseException | None = None
+        self.skipped = 0
+        self._changed = anyio.Event()
+
+    async def run(self) -> None:
+        """Read until the stream ends, the cap is reached, or the task is cancelled."""
+        parser = SseParser()
+        try:
+            decoder = CappedDecoder(self._response.headers.get("content-encoding", ""), self._cap)
+            async for raw in self._response.aiter_raw():
+                data = decoder.decode(raw)
+                for event in parser.feed(data):
+                    self._event(event.event, event.data)
+                if decoder.truncated:
+                    self.truncated = True
+                    break
+            for event in parser.close():
+                self._event(event.event, event.data)
+        except (httpx2.HTTPError, UnsupportedEncoding, OSError) as exc:
+            self.error = exc
+        finally:
+            self.ended = True
+            self._notify()
+
+    def _event(self, kind: str, data: str) -> None:
+        if kind == "endpoint":
+            if self.endpoint is None:
+                self.endpoint = data
+                self._notify()
+            return
+        if kind != "message" or not data.strip():
+            return
+        try:
+            message = json.loads(data)
+        except (ValueError, RecursionError):
+            self.skipped += 1
+            return
+        if is_response(message) and len(self.responses) < 64:
+            self.responses[message["id"]] = message
+            self._notify()
+        else:
+            self.skipped += 1
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait(self, ready: Callable[[], bool], timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` seconds for ``ready()``; ``False`` on timeout or end of stream."""
+        with anyio.move_on_after(max(0.0, timeout_s)):
+            while not ready():
+                if self.ended:
+                    return ready()
+                await self._changed.wait()
+            return True
+        return ready()
+
+
+async def open_event_stream(exchanger: Exchanger, url: str, timeout_s: float) -> tuple[httpx2.Response, bool]:
+    """GET ``url`` as an event stream. Returns the open response and whether it is an SSE stream.
+
+    Raises:
+        TimeoutError, httpx2.HTTPError: as :meth:`Exchanger.open`.
+    """
+    response = await exchanger.open("GET", url, headers={"Accept": "text/event-stream"}, timeout_s=timeout_s)
+    declared = kind_from_header(response.headers.get("content-type"))
+    return response, response.status_code == 200 and declared in ("sse", None)
+
+
+class SseChannel:
+    """Sends JSON-RPC messages to the endpoint and takes the responses from the event stream."""
+
+    def __init__(self, exchanger: Exchanger, stream: EventStream, endpoint: str) -> None:
+        self.exchanger = exchanger
+        self.stream = stream
+        self.endpoint = endpoint
+
+    async def call(self, body: JsonObject, timeout_s: float) -> Reply:
+        """POST ``body``; for a request, wait for its response on the stream (or inline).
+
+        Returns a :class:`Reply` whose status is the POST's and whose ``response`` is the
+        JSON-RPC response, if it came in time.
+
+        Raises:
+            TimeoutError, httpx2.HTTPError: the POST itself failed or timed out.
+        """
+        started = time.perf_counter()
+        deadline = time.monotonic() + timeout_s
+        request_id = body.get("id")
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        reply = await self.exchanger.send(
+            "POST", self.endpoint, headers=headers, body=body, expect_id=request_id, timeout_s=timeout_s
+        )
+        waiting = reply.response is None and reply.error_body is None and reply.kind != "html"
+        if request_id is not None and waiting and reply.status // 100 == 2:
+            arrived = await self.stream.wait(lambda: request_id in self.stream.responses, deadline - time.monotonic())
+            if arrived:
+                reply.response = self.stream.responses[request_id]
+            elif self.stream.ended:
+                reply.kind, reply.truncated = "sse", self.stream.truncated
+            else:
+                raise TimeoutError("no response on the event stream in time")
+        reply.elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
+        return reply
