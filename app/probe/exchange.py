@@ -51,6 +51,7 @@ class Reply:
         skipped_requests: server-to-client JSON-RPC requests skipped on the way.
         sse_unterminated: the response came in an SSE event the stream never terminated.
         elapsed_ms: from sending the request to the end of reading, milliseconds.
+        payload: the parsed body of a complete JSON reply.
     """
 
     status: int
@@ -69,6 +70,7 @@ class Reply:
     elapsed_ms: float = 0.0
     last_event_id: str | None = None
     retry_ms: int | None = None
+    payload: Any = None
 
 
 @dataclass
@@ -104,7 +106,8 @@ class _Reader:
     def finish(self) -> None:
         reply = self.reply
         if reply.kind == "json" and not reply.truncated:
-            self._messages(_loads(bytes(self.json_buffer), reply))
+            reply.payload = _loads(bytes(self.json_buffer), reply)
+            self._messages(reply.payload)
         elif reply.kind == "sse" and self.sse is not None and reply.response is None:
             self._events(self.sse.close())
         if self.sse is not None:

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from app.probe.auth import AuthInfo
 from app.probe.classify import Verdict
 from app.probe.reasons import status_of
 from app.probe.result import ProbeResult, ServerInfo, SessionInfo, Timings, ToolsInfo
+from app.probe.tls import TlsInfo
 
 
 @dataclass
@@ -36,6 +38,8 @@ class Findings:
     http_status: int | None = None
     tools: ToolsInfo | None = None
     session: SessionInfo | None = None
+    auth: AuthInfo | None = None
+    tls: TlsInfo | None = None
     addresses: list[str] = field(default_factory=list)
     timings: Timings = field(default_factory=Timings)
     warnings: list[str] = field(default_factory=list)
@@ -80,6 +84,8 @@ class Findings:
             timings=self.timings,
             tools=self.tools,
             session=self.session,
+            auth=self.auth,
+            tls=self.tls,
             http_status=self.http_status,
             retry_after=verdict.retry_after,
             location=verdict.location,

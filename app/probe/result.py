@@ -12,7 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.probe.auth import AuthInfo
 from app.probe.reasons import REASONS, Status
+from app.probe.tls import TlsInfo
 
 
 class ServerInfo(BaseModel):
@@ -87,6 +89,8 @@ class ProbeResult(BaseModel):
         http_status: the HTTP status of the exchange that decided the result.
         retry_after: seconds from a 429/503 ``Retry-After``.
         location: the ``Location`` of a redirect (never followed).
+        auth: the challenge and protected resource metadata, for ``auth`` results.
+        tls: certificate facts, for every https probe that reached a TLS handshake.
         addresses: the addresses the host resolved to (the only ones dialled).
         warnings: stable keys for oddities that did not decide the status.
     """
@@ -110,6 +114,8 @@ class ProbeResult(BaseModel):
     timings: Timings = Field(default_factory=Timings)
     tools: ToolsInfo | None = None
     session: SessionInfo | None = None
+    auth: AuthInfo | None = None
+    tls: TlsInfo | None = None
     http_status: int | None = None
     retry_after: int | None = None
     location: str | None = None

@@ -23,11 +23,15 @@ import httpcore2
 from app import __version__
 from app.errors import SondeError, TargetRefused
 from app.guard import ResolutionFailed, Resolver, SystemResolver, TargetUrl, check_url, resolve_target
+from app.probe.auth import discover as discover_auth
 from app.probe.classify import Verdict
 from app.probe.exchange import Exchanger
 from app.probe.findings import Findings
+from app.probe.reach import Reach
+from app.probe.reasons import status_of
 from app.probe.result import ProbeResult
 from app.probe.streamable import Conversation
+from app.probe.tls import TlsInfo, certificate_facts, read_unverified_certificate
 from app.probe.transport import PinnedBackend, build_client
 from app.settings import Settings, get_settings
 
@@ -109,13 +113,14 @@ async def _run(
     end_reserve: float,
 ) -> None:
     flow_deadline = deadline - end_reserve
+    resolver_ = resolver or SystemResolver(settings.dns_timeout_s)
     with anyio.move_on_after(max(0.0, flow_deadline - time.monotonic())) as scope:
         findings.current_step = "dns"
         dns_started = time.monotonic()
         try:
             resolved = await resolve_target(
                 target,
-                resolver=resolver or SystemResolver(settings.dns_timeout_s),
+                resolver=resolver_,
                 allow_private=settings.allow_private,
             )
         except ResolutionFailed as exc:
@@ -137,8 +142,9 @@ async def _run(
         tls=target.scheme == "https",
     )
     async with client:
+        exchanger = Exchanger(client, cap=settings.reply_cap_bytes)
         conversation = Conversation(
-            exchanger=Exchanger(client, cap=settings.reply_cap_bytes),
+            exchanger=exchanger,
             url=target.url,
             findings=findings,
             client_info=client_info(),
@@ -150,4 +156,21 @@ async def _run(
             await conversation.run()
         if scope.cancelled_caught:
             findings.fail(findings.current_step or "probe", Verdict("probe_deadline"))
+        if conversation.auth_reply is not None:
+            reach = Reach(backend, resolver_, allow_private=settings.allow_private)
+            findings.auth = await discover_auth(exchanger, reach, target, conversation.auth_reply, flow_deadline)
+        if target.scheme == "https":
+            findings.tls = await _tls_facts(exchanger, backend, target, findings, deadline)
         await conversation.end_session(min(settings.session_end_timeout_s, deadline - time.monotonic()))
+
+
+async def _tls_facts(
+    exchanger: Exchanger, backend: PinnedBackend, target: TargetUrl, findings: Findings, deadline: float
+) -> TlsInfo | None:
+    if exchanger.peer_certificate_der is not None:
+        return certificate_facts(exchanger.peer_certificate_der, verified=True)
+    if findings.verdict is None or status_of(findings.verdict.reason) != "tls":
+        return None
+    remaining = min(3.0, deadline - time.monotonic())
+    der = await read_unverified_certificate(backend, target.host, target.port, remaining) if remaining > 0 else None
+    return certificate_facts(der, verified=False) if der is not None else TlsInfo(verified=False)

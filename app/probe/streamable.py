@@ -59,6 +59,7 @@ from app.probe.legacy_sse import (
     resolve_endpoint,
     same_origin,
 )
+from app.probe.reasons import status_of
 from app.probe.result import ServerInfo, SessionInfo, ToolsInfo
 from app.probe.text import clean_json, clean_text
 from app.probe.tools import read_page
@@ -103,6 +104,7 @@ class Conversation:
     negotiated_version: str | None = None
     modern_hint: bool = False
     channel: SseChannel | None = None
+    auth_reply: Reply | None = None
     _next_id: int = 0
 
     def _id(self) -> int:
@@ -140,6 +142,12 @@ class Conversation:
             self.findings.fail(step, verdict)
             raise _Stop from exc
 
+    def _fail(self, step: str, verdict: Verdict, reply: Reply) -> None:
+        """Record the deciding failure of ``reply``; keep an auth reply for the metadata lookup."""
+        if status_of(verdict.reason) == "auth" and self.auth_reply is None:
+            self.auth_reply = reply
+        self.findings.fail(step, verdict, reply.status)
+
     def _headers(self, method: str | None = None) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": ACCEPT}
         if method is not None:  # modern era
@@ -161,7 +169,7 @@ class Conversation:
         self.findings.timings.discover_ms = reply.elapsed_ms
         verdict = classify_reply(reply)
         if verdict is not None and verdict.reason in _NO_FALLBACK:
-            self.findings.fail(step, verdict, reply.status)
+            self._fail(step, verdict, reply)
             raise _Stop
         result = reply.response.get("result") if reply.response else None
         if isinstance(result, dict) and reply.status // 100 == 2:
@@ -176,7 +184,7 @@ class Conversation:
             supported = supported_versions(error)
             if supported and not (set(supported) & (MODERN_VERSIONS | HANDSHAKE_VERSIONS)):
                 detail = clean_text(", ".join(supported), 200)
-                self.findings.fail(step, Verdict("unsupported_protocol_version", detail), reply.status)
+                self._fail(step, Verdict("unsupported_protocol_version", detail), reply)
                 raise _Stop
             self.modern_hint = True
         elif error is not None and reply.status == 404 and error.get("code") == METHOD_NOT_FOUND:
@@ -207,17 +215,17 @@ class Conversation:
         if verdict is not None:
             if self._may_be_legacy_sse(reply) and await self._try_legacy_sse():
                 return
-            self.findings.fail(step, self._handshake_verdict(verdict), reply.status)
+            self._fail(step, self._handshake_verdict(verdict), reply)
             raise _Stop
         assert reply.response is not None
         error = error_of(reply.response)
         if error is not None:
-            self.findings.fail(step, self._handshake_verdict(classify_error(error)), reply.status)
+            self._fail(step, self._handshake_verdict(classify_error(error)), reply)
             raise _Stop
         result = reply.response.get("result")
         version = result.get("protocolVersion") if isinstance(result, dict) else None
         if not isinstance(result, dict) or not isinstance(version, str):
-            self.findings.fail(step, Verdict("invalid_result"), reply.status)
+            self._fail(step, Verdict("invalid_result"), reply)
             raise _Stop
         self._record_legacy(result, version, reply)
         await self._initialized()
@@ -328,7 +336,7 @@ class Conversation:
                 reply = await self._send(step, request, self._headers(step if modern else None))
                 verdict = classify_reply(reply)
                 if verdict is not None:
-                    self.findings.fail(step, verdict, reply.status)
+                    self._fail(step, verdict, reply)
                     return
                 assert reply.response is not None
                 error = error_of(reply.response)
