@@ -50,7 +50,6 @@ _V6_BLOCKS: Final[tuple[tuple[ipaddress.IPv6Network, str], ...]] = tuple(
         ("2001:2::/48", "benchmarking"),
         ("2001:db8::/32", "documentation"),
         ("2001:10::/28", "reserved"),
-        ("2001:20::/28", "reserved"),
         ("3fff::/20", "documentation"),
         ("5f00::/16", "reserved"),
         ("fc00::/7", "unique_local"),
@@ -58,6 +57,11 @@ _V6_BLOCKS: Final[tuple[tuple[ipaddress.IPv6Network, str], ...]] = tuple(
         ("fec0::/10", "site_local"),
         ("ff00::/8", "multicast"),
     )
+)
+#: IANA: 2001::/23 (IETF protocol assignments) is not globally reachable, except these blocks.
+_IETF_PROTOCOL: Final = ipaddress.IPv6Network("2001::/23")
+_IETF_GLOBAL: Final = tuple(
+    ipaddress.IPv6Network(net) for net in ("2001:1::1/128", "2001:1::2/128", "2001:3::/32", "2001:4:112::/48")
 )
 _V6_GLOBAL_UNICAST: Final = ipaddress.IPv6Network("2000::/3")
 _NAT64_WKP: Final = ipaddress.IPv6Network("64:ff9b::/96")
@@ -115,7 +119,9 @@ def classify(address: IPAddress) -> str | None:
         if address in network:
             return kind_v6
     if address in _TEREDO:
-        return "teredo"  # IANA: 2001::/32 is not globally reachable; a tunnel endpoint is never a target
+        return "teredo"
+    if address in _IETF_PROTOCOL and not any(address in net for net in _IETF_GLOBAL):
+        return "reserved"  # IANA: 2001::/32 is not globally reachable; a tunnel endpoint is never a target
     for inner in embedded:
         inner_kind = _classify_v4(inner)
         if inner_kind is not None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from app.errors import TargetRefused
 from app.guard.addresses import IPAddress, classify
-from app.guard.resolver import Resolver
+from app.guard.resolver import ResolutionFailed, Resolver
 from app.guard.url import REFUSAL_REASONS, TargetUrl
 
 
@@ -49,6 +49,8 @@ async def resolve_target(url: TargetUrl, *, resolver: Resolver, allow_private: b
         addresses: list[IPAddress] = [url.ip_literal]
     else:
         addresses = await resolver.resolve(url.host, url.port)
+        if not addresses:
+            raise ResolutionFailed("dns_no_records", "the host name has no A or AAAA records")
     if not allow_private:
         kinds = sorted({kind for kind in (classify(a) for a in addresses) if kind is not None})
         if kinds:

@@ -50,19 +50,24 @@ class Verdict:
 
 
 def retry_after_seconds(value: str | None, now: datetime | None = None) -> int | None:
-    """Seconds to wait from a ``Retry-After`` value (RFC 9110 section 10.2.3): delta-seconds or an HTTP-date."""
+    """Seconds to wait from a ``Retry-After`` value (RFC 9110 section 10.2.3): delta-seconds or an HTTP-date.
+
+    Anything else (non-ASCII digits, absurd lengths, dates that overflow) gives ``None``.
+    """
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if len(value) > 64:
+        return None
+    if value.isascii() and value.isdigit():
         return min(int(value), _MAX_RETRY_AFTER_S)
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        delta = (when - (now or datetime.now(UTC))).total_seconds()
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    delta = (when - (now or datetime.now(UTC))).total_seconds()
     return max(0, min(int(delta + 0.999), _MAX_RETRY_AFTER_S))
 
 

@@ -73,38 +73,58 @@ class Reply:
     payload: Any = None
 
 
+#: Bytes of a body needed before its kind is guessed (enough for "<!doctype" or "retry:").
+SNIFF_BYTES = 64
+_WHITESPACE = b" \t\r\n"
+
+
 @dataclass
 class _Reader:
     reply: Reply
     expect_id: int | None
+    head: bytearray = field(default_factory=bytearray)
     pending: bytearray = field(default_factory=bytearray)
     json_buffer: bytearray = field(default_factory=bytearray)
     sse: SseParser | None = None
 
     def feed(self, data: bytes) -> bool:
-        """Consume decoded bytes; ``True`` when reading can stop."""
+        """Consume decoded bytes; ``True`` when reading can stop. Linear in the input."""
         reply = self.reply
-        if len(reply.head) < HEAD_BYTES:
-            reply.head += data[: HEAD_BYTES - len(reply.head)]
+        if len(self.head) < HEAD_BYTES:
+            self.head += data[: HEAD_BYTES - len(self.head)]
         if reply.kind == "empty":
+            if not self.pending:
+                data = data.lstrip(_WHITESPACE)  # leading blank space decides nothing
+                if not data:
+                    return False
             self.pending += data
-            sniffed = sniff(bytes(self.pending[:HEAD_BYTES]))
-            if sniffed == "empty":
+            if len(self.pending) < SNIFF_BYTES:
                 return False
-            reply.kind = _settle_kind(reply.declared_kind, sniffed)
-            data, self.pending = bytes(self.pending), bytearray()
-            if reply.kind == "sse":
-                self.sse = SseParser()
+            return self._decide()
+        return self._consume(data)
+
+    def _decide(self) -> bool:
+        reply = self.reply
+        reply.kind = _settle_kind(reply.declared_kind, sniff(bytes(self.pending[:HEAD_BYTES])))
+        if reply.kind == "sse":
+            self.sse = SseParser()
+        data, self.pending = bytes(self.pending), bytearray()
+        return self._consume(data)
+
+    def _consume(self, data: bytes) -> bool:
+        reply = self.reply
         if reply.kind == "json":
             self.json_buffer += data
             return False
         if reply.kind == "sse":
             assert self.sse is not None
             return self._events(self.sse.feed(data))
-        return len(reply.head) >= HEAD_BYTES
+        return len(self.head) >= HEAD_BYTES
 
     def finish(self) -> None:
         reply = self.reply
+        if reply.kind == "empty" and self.pending:
+            self._decide()
         if reply.kind == "json" and not reply.truncated:
             reply.payload = _loads(bytes(self.json_buffer), reply)
             self._messages(reply.payload)
@@ -258,11 +278,13 @@ class Exchanger:
                 if decoder.truncated:
                     reply.truncated = True
                 if data and reader.feed(data):
-                    return reply
-                if reply.truncated:
                     break
+                if reply.truncated:
+                    reader.finish()
+                    break
+            else:
+                reader.finish()
         except UnsupportedEncoding:
             reply.unsupported_encoding = True
-            return reply
-        reader.finish()
+        reply.head = bytes(reader.head)
         return reply

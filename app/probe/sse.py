@@ -16,7 +16,10 @@ sent without the final blank line and still report the fault.
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,56 +45,61 @@ class SseParser:
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
+        self._partial: list[str] = []  # pieces of the current, unterminated line
+        self._after_cr = False  # the last chunk ended with CR: a leading LF belongs to it
         self._started = False
         self._data: list[str] = []
         self._has_data = False
         self._event_type = ""
-        self._pending_fields = False
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
-        """Parse ``chunk`` and return the events it completed."""
+        """Parse ``chunk`` and return the events it completed.
+
+        Work is linear in the input: each byte is scanned once, and a long unterminated line is
+        kept as pieces until its end arrives.
+        """
         text = self._decoder.decode(chunk)
         if not self._started and text:
             self._started = True
             text = text.removeprefix("\ufeff")
-        self._buffer += text
-        return self._drain(final=False)
+        return self._lines(text)
 
     def close(self) -> list[SseEvent]:
         """Signal the end of the stream; return a last event whose lines were complete (see module docs)."""
-        self._buffer += self._decoder.decode(b"", final=True)
-        events = self._drain(final=True)
-        if self._has_data and self._pending_fields:
+        events = self._lines(self._decoder.decode(b"", final=True))
+        self._partial = []  # an unterminated last line is discarded (WHATWG)
+        if self._has_data:
             events.append(self._make_event(terminated=False))
         self._reset_event()
         return events
 
-    def _drain(self, *, final: bool) -> list[SseEvent]:
+    def _lines(self, text: str) -> list[SseEvent]:
         events: list[SseEvent] = []
-        start = 0
-        buffer = self._buffer
-        length = len(buffer)
-        while start < length:
-            cr = buffer.find("\r", start)
-            lf = buffer.find("\n", start)
-            if cr == -1 and lf == -1:
+        position = 0
+        if self._after_cr and text:
+            self._after_cr = False
+            if text[0] == "\n":
+                position = 1
+        length = len(text)
+        while position < length:
+            match = _LINE_END.search(text, position)
+            if match is None:
+                self._partial.append(text[position:])
                 break
-            if cr != -1 and (lf == -1 or cr < lf):
-                if cr + 1 == length and not final:
-                    break  # a CR that may be the first half of a CRLF split across chunks
-                end, next_start = cr, cr + (2 if cr + 1 < length and buffer[cr + 1] == "\n" else 1)
-            else:
-                end, next_start = lf, lf + 1
-            event = self._line(buffer[start:end])
+            line = (
+                "".join(self._partial) + text[position : match.start()]
+                if self._partial
+                else text[position : match.start()]
+            )
+            self._partial = []
+            if match.group(0) == "\r" and match.end() == length:
+                self._after_cr = True
+            position = match.end()
+            event = self._line(line)
             if event is not None:
                 events.append(event)
-            start = next_start
-        self._buffer = buffer[start:]
-        if final and self._buffer:
-            self._buffer = ""  # an unterminated last line is discarded (WHATWG)
         return events
 
     def _line(self, line: str) -> SseEvent | None:
@@ -107,7 +115,6 @@ class SseParser:
         field, sep, value = line.partition(":")
         if sep and value.startswith(" "):
             value = value[1:]
-        self._pending_fields = True
         if field == "data":
             self._data.append(value)
             self._has_data = True
@@ -132,4 +139,3 @@ class SseParser:
         self._data = []
         self._has_data = False
         self._event_type = ""
-        self._pending_fields = False

@@ -70,8 +70,8 @@ ACCEPT = "application/json, text/event-stream"
 _NO_FALLBACK = frozenset(
     {"auth_required", "auth_challenge_missing", "auth_insufficient", "rate_limited", "waf_challenge"}
 )
-_SESSION_ID = re.compile(r"^[\x21-\x7e]{1,1024}$")
-_VERSION_TOKEN = re.compile(r"^[\x21-\x7e]{1,64}$")
+_SESSION_ID = re.compile(r"[\x21-\x7e]{1,1024}")
+_VERSION_TOKEN = re.compile(r"[\x21-\x7e]{1,64}")
 
 
 class _Stop(Exception):
@@ -300,14 +300,14 @@ class Conversation:
         findings.instructions = clean_text(result.get("instructions"), 1000)
         if reply.sse_unterminated:
             findings.warn("sse_event_unterminated")
-        if _VERSION_TOKEN.match(version):
+        if _VERSION_TOKEN.fullmatch(version):
             self.negotiated_version = version
         if self.channel is not None:
             return  # HTTP+SSE sessions live in the endpoint URL; nothing to end with DELETE
         session_id = reply.headers.get("mcp-session-id")
         findings.session = SessionInfo(issued=session_id is not None)
         if session_id is not None:
-            if _SESSION_ID.match(session_id):
+            if _SESSION_ID.fullmatch(session_id):
                 self.session_id = session_id
             else:
                 findings.warn("session_id_invalid")

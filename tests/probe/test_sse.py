@@ -28,8 +28,9 @@ def test_line_endings_and_chunking(end: bytes, chunk: int | None) -> None:
 def test_crlf_split_across_chunks_is_one_line_end() -> None:
     parser = SseParser()
     assert parser.feed(b"data: x\r") == []
-    assert parser.feed(b"\n\r") == []
-    assert [e.data for e in parser.feed(b"\n")] == ["x"]
+    assert [e.data for e in parser.feed(b"\n\r")] == ["x"]  # the LF pairs with the CR; the next CR is a blank line
+    assert parser.feed(b"\n") == []  # the LF that completes that CRLF adds no second blank line
+    assert [e.data for e in parser.feed(b"data: y\n\n")] == ["y"]
 
 
 def test_comments_retry_and_unknown_fields() -> None:
@@ -74,3 +75,12 @@ def test_stream_ending_without_blank_line() -> None:
 
 def test_unterminated_last_line_is_discarded() -> None:
     assert parse(b"data: complete\n\ndata: partial") == [SseEvent("message", "complete", None, True)]
+
+
+def test_long_line_in_tiny_chunks() -> None:
+    parser = SseParser()
+    parser.feed(b"data: ")
+    for _ in range(50_000):
+        assert parser.feed(b"a") == []
+    events = parser.feed(b"\n\n")
+    assert events[0].data == "a" * 50_000

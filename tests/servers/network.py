@@ -1,0 +1,93 @@
+"""Test networking: resolvers with fixed answers and a backend that plays a public network on loopback.
+
+Tests never send traffic off this machine. To exercise the production rules (https on port
+443 to a public address), :class:`LoopbackNat` maps chosen public ``(address, port)`` pairs to
+loopback servers, the way a NAT would, and refuses every other dial without sending a packet.
+The guard still sees the public address from the resolver, exactly as in production.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import ssl
+from collections.abc import Iterable
+from pathlib import Path
+
+import httpcore2
+import trustme
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from app.guard import IPAddress
+
+PUBLIC = ipaddress.ip_address("93.184.215.14")
+
+
+class FixedResolver:
+    """A :class:`app.guard.Resolver` with fixed answers; records every query."""
+
+    def __init__(self, answers: dict[str, list[IPAddress]]) -> None:
+        self.answers = answers
+        self.queries: list[str] = []
+
+    async def resolve(self, host: str, port: int) -> list[IPAddress]:
+        self.queries.append(host)
+        return self.answers[host]
+
+
+class LoopbackNat(httpcore2.AnyIOBackend):
+    """Dials ``(public address, port)`` pairs from ``routes`` on loopback; refuses all else."""
+
+    def __init__(self, routes: dict[tuple[str, int], int]) -> None:
+        self.routes = routes
+        self.dialled: list[tuple[str, int]] = []
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        self.dialled.append((host, port))
+        local_port = self.routes.get((host, port))
+        if local_port is None:
+            raise httpcore2.ConnectError("refused by the test network: no route")
+        return await super().connect_tcp("127.0.0.1", local_port, timeout, local_address, socket_options)
+
+
+def server_context(ca: trustme.CA, *names: str, **validity: datetime.datetime) -> ssl.SSLContext:
+    """A server TLS context with a leaf for ``names`` issued by ``ca`` (``not_before``/``not_after`` optional)."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert(*names, **validity).configure_cert(context)  # type: ignore[arg-type]
+    return context
+
+
+def self_signed_context(name: str, directory: Path) -> ssl.SSLContext:
+    """A server TLS context whose certificate for ``name`` signs itself."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=30))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "self.pem", directory / "self.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert_path, key_path)
+    return context
