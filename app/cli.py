@@ -133,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-sonde`` console script; returns the exit code."""
     configure_logging()
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")  # never fail on output, whatever a server sent
     args = build_parser().parse_args(argv)
     code: int = args.handler(args)
     return code

@@ -52,6 +52,7 @@ class Reply:
         sse_unterminated: the response came in an SSE event the stream never terminated.
         elapsed_ms: from sending the request to the end of reading, milliseconds.
         payload: the parsed body of a complete JSON reply.
+        partial: the capped bytes of a JSON reply that was truncated (for salvage).
     """
 
     status: int
@@ -71,6 +72,7 @@ class Reply:
     last_event_id: str | None = None
     retry_ms: int | None = None
     payload: Any = None
+    partial: bytes = b""
 
 
 #: Bytes of a body needed before its kind is guessed (enough for "<!doctype" or "retry:").
@@ -125,7 +127,9 @@ class _Reader:
         reply = self.reply
         if reply.kind == "empty" and self.pending:
             self._decide()
-        if reply.kind == "json" and not reply.truncated:
+        if reply.kind == "json" and reply.truncated:
+            reply.partial = bytes(self.json_buffer)
+        elif reply.kind == "json":
             reply.payload = _loads(bytes(self.json_buffer), reply)
             self._messages(reply.payload)
         elif reply.kind == "sse" and self.sse is not None and reply.response is None:

@@ -36,6 +36,7 @@ class ToolsInfo(BaseModel):
         more_pages: the last page read still had a ``nextCursor`` (page limit reached).
         cursor_repeated: the server sent a ``nextCursor`` it had already sent.
         invalid_entries: entries that were not tool objects (null, missing name, ...).
+        truncated: a page was larger than the reply cap; the tools before the cut are counted.
         error_code: JSON-RPC error code if ``tools/list`` answered an error.
     """
 
@@ -46,6 +47,7 @@ class ToolsInfo(BaseModel):
     more_pages: bool = False
     cursor_repeated: bool = False
     invalid_entries: int = 0
+    truncated: bool = False
     error_code: int | None = None
 
 

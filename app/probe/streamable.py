@@ -62,7 +62,7 @@ from app.probe.legacy_sse import (
 from app.probe.reasons import status_of
 from app.probe.result import ServerInfo, SessionInfo, ToolsInfo
 from app.probe.text import clean_json, clean_text
-from app.probe.tools import read_page
+from app.probe.tools import read_page, salvage_page
 
 ACCEPT = "application/json, text/event-stream"
 #: Answers to ``server/discover`` that end the probe: credentials are wanted, or a second
@@ -335,6 +335,10 @@ class Conversation:
                 )
                 reply = await self._send(step, request, self._headers(step if modern else None))
                 verdict = classify_reply(reply)
+                if verdict is not None and verdict.reason == "reply_too_large":
+                    salvage_page(reply.partial, tools, self.findings)
+                    tools.pages_read += 1
+                    return
                 if verdict is not None:
                     self._fail(step, verdict, reply)
                     return
