@@ -39,7 +39,7 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
     def __init__(
         self, pins: Mapping[str, Iterable[IPAddress]] | None = None, inner: httpcore2.AsyncNetworkBackend | None = None
     ) -> None:
-        self._pins: dict[str, tuple[IPAddress, ...]] = {}
+        self._pins: dict[str, tuple[str, ...]] = {}
         self._inner = inner or httpcore2.AnyIOBackend()
         self.dialled: list[tuple[str, int]] = []
         for host, addresses in (pins or {}).items():
@@ -47,7 +47,7 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
 
     def pin(self, host: str, addresses: Iterable[IPAddress]) -> None:
         """Allow ``host`` and bind it to ``addresses`` (replacing any earlier pin)."""
-        self._pins[host.lower()] = tuple(addresses)
+        self._pins[host.lower()] = tuple(str(address) for address in addresses)
 
     def pinned(self, host: str) -> bool:
         """``True`` when ``host`` may be dialled."""
@@ -72,10 +72,10 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
             raise httpcore2.ConnectError(f"host {host!r} was not cleared by the target guard")
         last_error: Exception | None = None
         for address in addresses:
-            self.dialled.append((str(address), port))
+            self.dialled.append((address, port))
             try:
                 return await self._inner.connect_tcp(
-                    str(address), port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
                 )
             except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
                 last_error = exc
@@ -111,6 +111,7 @@ def build_ssl_context(ca_bundle: str | None = None) -> ssl.SSLContext:
     return context
 
 
+@functools.cache
 def _no_trust_context() -> ssl.SSLContext:
     """A verifying context that trusts nothing: for plain-http targets, where TLS is never used."""
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

@@ -1,0 +1,80 @@
+"""Benchmark: 1,000 concurrent full probes in one process against a local server that answers after 1 s.
+
+The server (``bench/slow_server.py``, a separate process) holds every ``server/discover`` for
+1 s, then answers ``tools/list`` at once, so a perfect client finishes in just over 1 s of
+wall time. Prints wall time, peak RSS of this process, and the number of probes that did not
+return ``ok``. Goal: wall under 2 s, peak RSS under 250 MB, no errors.
+
+Usage: ``python -m bench.concurrency [N] [DELAY_S]`` (defaults 1000 and 1.0).
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import anyio
+
+from app.probe import probe
+from app.settings import Settings
+from bench._servers import free_port
+
+
+def _wait_listening(port: int) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("slow server did not start")
+
+
+async def run(n: int, delay_s: float, port: int) -> tuple[float, Counter[str]]:
+    """Run ``n`` probes at once; return wall seconds and the status counts."""
+    settings = Settings(allow_private=True, probe_timeout_s=15.0)
+    url = f"http://127.0.0.1:{port}/mcp"
+    statuses: Counter[str] = Counter()
+
+    async def one() -> None:
+        result = await probe(url, settings=settings)
+        statuses[f"{result.status}/{result.reason}"] += 1
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as group:
+        for _ in range(n):
+            group.start_soon(one)
+    return time.perf_counter() - started, statuses
+
+
+def main() -> None:
+    """Print the figures."""
+    logging.disable(logging.WARNING)
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    delay_s = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "bench.slow_server", str(port), str(delay_s)])
+    try:
+        _wait_listening(port)
+        wall, statuses = anyio.run(run, n, delay_s, port)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    errors = n - statuses.get("ok/ok", 0)
+    print(f"concurrency benchmark: {n} concurrent full probes, server delay {delay_s} s")
+    print(f"  wall        {wall:.2f} s   (goal < 2 s)")
+    print(f"  peak RSS    {peak_mb:.0f} MB   (goal < 250 MB)")
+    print(f"  errors      {errors}   {dict(statuses)}")
+
+
+if __name__ == "__main__":
+    main()
