@@ -180,19 +180,34 @@ def _loads(raw: bytes, reply: Reply) -> Any:
 
 
 class Exchanger:
-    """Sends the probe's requests over one client and reads bounded replies.
+    """Sends the probe's requests on its transport and reads bounded replies.
 
     Args:
-        client: the probe's client (see :func:`app.probe.transport.build_client`).
+        transport: the probe's pinned transport (see :func:`app.probe.transport.build_transport`).
+        user_agent: the ``User-Agent`` header value.
+        connect_timeout_s: TCP + TLS connect budget, seconds.
+        read_timeout_s: budget between two reads of a reply, seconds (each exchange also has
+            an overall deadline).
         cap: most decoded body bytes read per reply.
     """
 
-    def __init__(self, client: httpx2.AsyncClient, *, cap: int) -> None:
-        self.client = client
+    def __init__(
+        self,
+        transport: httpx2.AsyncBaseTransport,
+        *,
+        user_agent: str,
+        connect_timeout_s: float,
+        read_timeout_s: float,
+        cap: int,
+    ) -> None:
+        self.transport = transport
         self.cap = cap
         self.retries_left = 1
         self.peer_certificate: dict[str, Any] | None = None
         self.peer_certificate_der: bytes | None = None
+        self._base_headers = {"User-Agent": user_agent, "Accept-Encoding": "identity"}
+        self._connect_timeout_s = connect_timeout_s
+        self._read_timeout_s = read_timeout_s
 
     async def send(
         self,
@@ -213,7 +228,7 @@ class Exchanger:
         started = time.perf_counter()
         content = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
         with anyio.fail_after(timeout_s):
-            response = await self._send_with_retry(method, url, headers, content)
+            response = await self._send_with_retry(method, url, headers, content, read_timeout_s=self._read_timeout_s)
             try:
                 reply = await self._read(response, expect_id)
             finally:
@@ -224,37 +239,34 @@ class Exchanger:
     async def open(self, method: str, url: str, *, headers: dict[str, str], timeout_s: float) -> httpx2.Response:
         """Send a body-less request and return as soon as the response headers arrived.
 
-        The body is left unread for the caller to stream; the caller must ``aclose()`` it.
+        The body is left unread for the caller to stream, with no read timeout (an event
+        stream may be quiet for long; the caller bounds every wait on it); the caller must
+        ``aclose()`` it.
 
         Raises:
             TimeoutError: no response headers within ``timeout_s`` seconds.
             httpx2.HTTPError: the transport failed.
         """
-        # No read timeout on the body: an event stream may be quiet for long, and the caller
-        # bounds every wait on it.
-        read_unbounded = httpx2.Timeout(self.client.timeout.connect, read=None, write=timeout_s, pool=timeout_s)
         with anyio.fail_after(timeout_s):
-            return await self._send_with_retry(method, url, headers, None, read_unbounded)
+            return await self._send_with_retry(method, url, headers, None, read_timeout_s=None)
 
     async def _send_with_retry(
-        self,
-        method: str,
-        url: str,
-        headers: dict[str, str],
-        content: bytes | None,
-        http_timeout: httpx2.Timeout | None = None,
+        self, method: str, url: str, headers: dict[str, str], content: bytes | None, *, read_timeout_s: float | None
     ) -> httpx2.Response:
+        limits = {"connect": self._connect_timeout_s, "read": read_timeout_s, "write": self._read_timeout_s}
+        limits["pool"] = self._read_timeout_s
         while True:
-            request = self.client.build_request(
-                method, url, headers=headers, content=content, timeout=http_timeout or self.client.timeout
+            request = httpx2.Request(
+                method, url, headers=self._base_headers | headers, content=content, extensions={"timeout": limits}
             )
             try:
-                response = await self.client.send(request, stream=True)
+                response = await self.transport.handle_async_request(request)
             except _RETRYABLE:
                 if self.retries_left <= 0:
                     raise
                 self.retries_left -= 1
                 continue
+            response.request = request
             self._note_tls(response)
             return response
 

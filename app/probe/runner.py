@@ -32,7 +32,7 @@ from app.probe.reasons import status_of
 from app.probe.result import ProbeResult
 from app.probe.streamable import Conversation
 from app.probe.tls import TlsInfo, certificate_facts, read_unverified_certificate
-from app.probe.transport import PinnedBackend, build_client
+from app.probe.transport import PinnedBackend, build_transport
 from app.settings import Settings, get_settings
 
 logger = logging.getLogger("mcp_sonde.probe")
@@ -133,16 +133,15 @@ async def _run(
         return
     findings.addresses = [str(a) for a in resolved.addresses]
     backend = PinnedBackend({target.host: resolved.addresses}, inner=network_backend)
-    client = build_client(
-        backend,
-        user_agent=user_agent(settings),
-        connect_timeout_s=settings.connect_timeout_s,
-        read_timeout_s=settings.step_timeout_s,
-        ca_bundle=settings.ca_bundle,
-        tls=target.scheme == "https",
-    )
-    async with client:
-        exchanger = Exchanger(client, cap=settings.reply_cap_bytes)
+    transport = build_transport(backend, ca_bundle=settings.ca_bundle, tls=target.scheme == "https")
+    async with transport:
+        exchanger = Exchanger(
+            transport,
+            user_agent=user_agent(settings),
+            connect_timeout_s=settings.connect_timeout_s,
+            read_timeout_s=settings.step_timeout_s,
+            cap=settings.reply_cap_bytes,
+        )
         conversation = Conversation(
             exchanger=exchanger,
             url=target.url,

@@ -7,9 +7,9 @@ and a host that was not pinned cannot be reached at all. The URL keeps its host 
 ``Host`` header and the TLS SNI / certificate name check stay the host name (RFC 9110
 section 7.2, RFC 6066 section 3).
 
-The client built by :func:`build_client` also sends no cookies (its jar refuses every
-cookie), ignores proxy environment variables, never follows redirects, speaks HTTP/1.1 only,
-and asks for ``Accept-Encoding: identity``.
+Requests go straight to the transport built by :func:`build_transport` (no client layer), so
+no cookie is ever stored or sent, proxy environment variables are never read, redirects are
+never followed, and only HTTP/1.1 is spoken.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import functools
 import socket
 import ssl
 from collections.abc import Iterable, Mapping
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import httpcore2
 import httpx2
@@ -133,32 +132,16 @@ class _PinnedTransport(httpx2.AsyncHTTPTransport):
         )
 
 
-def build_client(
-    backend: PinnedBackend,
-    *,
-    user_agent: str,
-    connect_timeout_s: float,
-    read_timeout_s: float,
-    ca_bundle: str | None,
-    tls: bool = True,
-) -> httpx2.AsyncClient:
-    """An :class:`httpx2.AsyncClient` for one probe, dialling only through ``backend``.
+def build_transport(backend: PinnedBackend, *, ca_bundle: str | None, tls: bool = True) -> httpx2.AsyncHTTPTransport:
+    """The httpx2 transport of one probe, dialling only through ``backend``.
+
+    The probe sends requests on the transport itself (:class:`app.probe.exchange.Exchanger`),
+    not through an ``httpx2.AsyncClient``: there is no cookie jar, no redirect handling and no
+    proxy lookup to switch off, because none of them exists on this path.
 
     Args:
         backend: the pin table.
-        user_agent: value of the ``User-Agent`` header.
-        connect_timeout_s: TCP + TLS connect budget, seconds.
-        read_timeout_s: budget between two reads, seconds (each exchange also has an overall deadline).
         ca_bundle: optional extra trusted CAs (PEM path).
         tls: ``False`` for a plain-http target (development switch only): no trust store is loaded.
     """
-    jar = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
-    timeout = httpx2.Timeout(connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=read_timeout_s)
-    return httpx2.AsyncClient(
-        transport=_PinnedTransport(backend, build_ssl_context(ca_bundle) if tls else _no_trust_context()),
-        headers={"User-Agent": user_agent, "Accept-Encoding": "identity"},
-        cookies=jar,
-        follow_redirects=False,
-        trust_env=False,
-        timeout=timeout,
-    )
+    return _PinnedTransport(backend, build_ssl_context(ca_bundle) if tls else _no_trust_context())
