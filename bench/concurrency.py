@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import resource
-import socket
 import subprocess
 import sys
 import time
@@ -22,18 +21,7 @@ import anyio
 
 from app.probe import probe
 from app.settings import Settings
-from bench._servers import free_port
-
-
-def _wait_listening(port: int) -> None:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("slow server did not start")
+from tests.servers.ports import free_port, wait_listening
 
 
 async def run(n: int, delay_s: float, port: int) -> tuple[float, Counter[str]]:
@@ -58,12 +46,12 @@ def main() -> None:
     logging.disable(logging.WARNING)
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     delay_s = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "bench.slow_server", str(port), str(delay_s)])
     try:
-        _wait_listening(port)
+        wait_listening(port, server)
         wall, statuses = anyio.run(run, n, delay_s, port)
     finally:
         server.terminate()

@@ -19,8 +19,12 @@ DISCOVER = {
     "ttlMs": 0,
     "cacheScope": "public",
 }
-TOOLS = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "resultType": "complete", "ttlMs": 0,
-         "cacheScope": "public"}
+TOOLS = {
+    "tools": [{"name": "t", "inputSchema": {"type": "object"}}],
+    "resultType": "complete",
+    "ttlMs": 0,
+    "cacheScope": "public",
+}
 
 
 async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay_s: float) -> None:
@@ -54,6 +58,6 @@ async def main(port: int, delay_s: float) -> None:
 
 
 if __name__ == "__main__":
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     asyncio.run(main(int(sys.argv[1]), float(sys.argv[2])))

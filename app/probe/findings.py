@@ -64,31 +64,18 @@ class Findings:
         return self.verdict is not None
 
     def to_result(self) -> ProbeResult:
-        """Build the immutable result; a probe with no failure is ``ok``."""
+        """Build the immutable result; a probe with no failure is ``ok``.
+
+        Every result field that a probe learns step by step has a field of the same name here;
+        the verdict supplies the rest.
+        """
         verdict = self.verdict or Verdict("ok")
+        learned = {name: getattr(self, name) for name in ProbeResult.model_fields if hasattr(self, name)}
         return ProbeResult(
-            url=self.url,
-            checked_at=self.checked_at,
+            **learned,
             status=status_of(verdict.reason),
             reason=verdict.reason,
-            failed_step=self.failed_step,
             detail=verdict.detail,
-            light=self.light,
-            era=self.era,
-            protocol_version=self.protocol_version,
-            transport=self.transport,
-            server=self.server,
-            capabilities=self.capabilities,
-            instructions=self.instructions,
-            latency_ms=self.latency_ms,
-            timings=self.timings,
-            tools=self.tools,
-            session=self.session,
-            auth=self.auth,
-            tls=self.tls,
-            http_status=self.http_status,
             retry_after=verdict.retry_after,
             location=verdict.location,
-            addresses=self.addresses,
-            warnings=self.warnings,
         )

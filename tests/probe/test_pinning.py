@@ -5,10 +5,9 @@ from __future__ import annotations
 import ipaddress
 import socket
 import ssl
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-import httpcore2
 import pytest
 import trustme
 
@@ -16,11 +15,12 @@ from app.errors import TargetRefused
 from app.guard import IPAddress, ResolutionFailed
 from app.probe import probe
 from app.settings import Settings
+from tests.servers.network import PUBLIC, FixedResolver, LoopbackNat
 from tests.servers.raw import RawServer, Request, send
+from tests.servers.raw_mcp import MiniMcp
 
 pytestmark = pytest.mark.anyio
 
-PUBLIC = ipaddress.ip_address("93.184.215.14")
 LOOPBACK = ipaddress.ip_address("127.0.0.1")
 
 
@@ -35,64 +35,31 @@ class RebindingResolver:
         return [PUBLIC] if len(self.queries) == 1 else [LOOPBACK]
 
 
-class FixedResolver:
-    def __init__(self, answers: dict[str, list[IPAddress]]) -> None:
-        self.answers = answers
-        self.queries: list[str] = []
-
-    async def resolve(self, host: str, port: int) -> list[IPAddress]:
-        self.queries.append(host)
-        return self.answers[host]
-
-
-class LoopbackOnlyBackend(httpcore2.AnyIOBackend):
-    """A real socket backend that records every dial and opens sockets to loopback only.
-
-    A dial to any other address fails at once without sending a packet (this test suite never
-    sends traffic off the machine), as a refused connection would.
-    """
-
-    def __init__(self) -> None:
-        self.dialled: list[tuple[str, int]] = []
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        self.dialled.append((host, port))
-        if not ipaddress.ip_address(host).is_loopback:
-            raise httpcore2.ConnectError("refused by the test backend: not a loopback address")
-        return await super().connect_tcp(host, port, timeout, local_address, socket_options)
-
-
-async def test_dns_rebinding_never_reaches_loopback() -> None:
+async def test_dns_rebinding_never_reaches_loopback(public_tls: tuple[RawServer, Settings]) -> None:
+    server, settings = public_tls
+    server.routes["/mcp"] = MiniMcp(issue_session="s-1")
     resolver = RebindingResolver()
-    backend = LoopbackOnlyBackend()
-    result = await probe(
-        "https://rebind.example.com/mcp", settings=Settings(), resolver=resolver, network_backend=backend
-    )
-    assert resolver.queries == ["rebind.example.com"]  # one lookup, no second one at connect time
-    assert backend.dialled and all(host == str(PUBLIC) for host, _port in backend.dialled)
+    network = LoopbackNat({(str(PUBLIC), 443): server.port})
+    result = await probe("https://mcp.example.com/mcp", settings=settings, resolver=resolver, network_backend=network)
+    assert result.status == "ok"  # several requests and connections, all to the checked address
+    assert resolver.queries == ["mcp.example.com"]  # one lookup, no second one at connect time
+    assert network.dialled and set(network.dialled) == {(str(PUBLIC), 443)}
     assert result.addresses == [str(PUBLIC)]
-    assert result.status == "unreachable"
     # A later probe sees the loopback answer and is refused before any connection.
+    dialled_before = len(network.dialled)
     with pytest.raises(TargetRefused) as refused:
-        await probe("https://rebind.example.com/mcp", settings=Settings(), resolver=resolver, network_backend=backend)
+        await probe("https://mcp.example.com/mcp", settings=settings, resolver=resolver, network_backend=network)
     assert refused.value.reason == "address_not_public"
-    assert all(host == str(PUBLIC) for host, _port in backend.dialled)
+    assert len(network.dialled) == dialled_before
 
 
 async def test_mixed_public_and_private_answer_is_refused_before_connecting() -> None:
     resolver = FixedResolver({"mixed.example.com": [PUBLIC, ipaddress.ip_address("10.0.0.7")]})
-    backend = LoopbackOnlyBackend()
+    network = LoopbackNat({})
     with pytest.raises(TargetRefused) as refused:
-        await probe("https://mixed.example.com/mcp", settings=Settings(), resolver=resolver, network_backend=backend)
+        await probe("https://mixed.example.com/mcp", settings=Settings(), resolver=resolver, network_backend=network)
     assert refused.value.reason == "address_not_public"
-    assert backend.dialled == []
+    assert network.dialled == []
 
 
 async def test_dns_failure_is_a_dns_result() -> None:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.servers.ports import free_port, wait_listening
 
 NPM = Path(__file__).resolve().parent.parent / "npm"
 MODULES = NPM / "node_modules"
@@ -34,13 +34,6 @@ def require(path: Path) -> None:
     pytest.skip(message)
 
 
-def free_port() -> int:
-    """A free loopback TCP port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def server_everything(mode: str) -> Iterator[int]:
     """Run ``@modelcontextprotocol/server-everything <mode>`` bound to 127.0.0.1; yield its port."""
@@ -51,15 +44,7 @@ def server_everything(mode: str) -> Iterator[int]:
         command, env={**os.environ, "PORT": str(port)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"server-everything {mode} did not start") from None
-                time.sleep(0.05)
+        wait_listening(port, process)
         yield port
     finally:
         process.terminate()

@@ -1,0 +1,31 @@
+"""Loopback ports for fixture servers run as child processes."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+
+
+def free_port() -> int:
+    """A free loopback TCP port."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_listening(port: int, process: subprocess.Popen[bytes] | None = None, timeout_s: float = 20.0) -> None:
+    """Wait until 127.0.0.1:``port`` accepts connections.
+
+    Raises:
+        RuntimeError: not listening within ``timeout_s`` seconds, or ``process`` exited.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            if time.monotonic() > deadline or (process is not None and process.poll() is not None):
+                raise RuntimeError(f"nothing listens on 127.0.0.1:{port}") from None
+            time.sleep(0.05)
