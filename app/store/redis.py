@@ -1,0 +1,147 @@
+"""The Redis store (redis-py asyncio), shared by every instance of the service.
+
+Policy: short socket timeouts and no client-side retries, so a Redis outage costs a fraction
+of a second per call instead of redis-py 8's default seconds of retrying; the caller
+(:class:`app.store.resilient.ResilientStore`) then falls back. Multi-key operations run as Lua
+scripts, so they are atomic across instances.
+"""
+
+from __future__ import annotations
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+
+from app.store.base import Store, StoreError
+
+_DELETE_IF_EQUAL = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+# ARGV: ttl_ms, cap_1 .. cap_n
+_DRAW = """
+for i, k in ipairs(KEYS) do
+  local v = tonumber(redis.call('GET', k) or '0')
+  if v >= tonumber(ARGV[i + 1]) then return false end
+end
+local out = {}
+for i, k in ipairs(KEYS) do
+  out[i] = redis.call('INCR', k)
+  if redis.call('PTTL', k) < 0 then redis.call('PEXPIRE', k, ARGV[1]) end
+end
+return out
+"""
+_UNDRAW = """
+for _, k in ipairs(KEYS) do
+  local v = tonumber(redis.call('GET', k) or '0')
+  if v > 0 then redis.call('DECR', k) end
+end
+return 1
+"""
+# ARGV: now_ms, ttl_ms, limit, token
+_ACQUIRE_SLOT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+
+class RedisStore(Store):
+    """:class:`app.store.base.Store` on a Redis server.
+
+    Args:
+        url: a ``redis://`` or ``rediss://`` URL.
+        timeout_s: socket connect and read timeout, seconds.
+
+    Every method raises :class:`app.store.base.StoreError` when Redis fails.
+    """
+
+    name = "redis"
+
+    def __init__(self, url: str, timeout_s: float = 0.25) -> None:
+        self.client: aioredis.Redis = aioredis.Redis.from_url(
+            url,
+            socket_timeout=timeout_s,
+            socket_connect_timeout=timeout_s,
+            retry=Retry(NoBackoff(), 0),
+            health_check_interval=30,
+        )
+        self._delete_if_equal = self.client.register_script(_DELETE_IF_EQUAL)
+        self._draw = self.client.register_script(_DRAW)
+        self._undraw = self.client.register_script(_UNDRAW)
+        self._acquire_slot = self.client.register_script(_ACQUIRE_SLOT)
+
+    async def get(self, key: str) -> bytes | None:
+        try:
+            value = await self.client.get(key)
+        except (RedisError, OSError) as exc:
+            raise StoreError(str(exc)) from exc
+        return value if isinstance(value, bytes) else None
+
+    async def set(self, key: str, value: bytes, ttl_s: float) -> None:
+        try:
+            await self.client.set(key, value, px=max(1, int(ttl_s * 1000)))
+        except (RedisError, OSError) as exc:
+            raise StoreError(str(exc)) from exc
+
+    async def set_nx(self, key: str, value: bytes, ttl_s: float) -> bool:
+        try:
+            return bool(await self.client.set(key, value, px=max(1, int(ttl_s * 1000)), nx=True))
+        except (RedisError, OSError) as exc:
+            raise StoreError(str(exc)) from exc
+
+    async def delete_if_equal(self, key: str, value: bytes) -> bool:
+        try:
+            return bool(await self._delete_if_equal(keys=[key], args=[value]))
+        except (RedisError, OSError) as exc:
+            raise StoreError(str(exc)) from exc
+
+    async def draw(self, keys: list[str], caps: list[int], ttl_s: float) -> list[int] | None:
+        try:
+            values = await self._draw(keys=keys, args=[max(1, int(ttl_s * 1000)), *caps])
+        except (RedisError, OSError) as exc:
+            raise StoreError(str(exc)) from exc
+        return [int(v) for v in values] if values else None
+
+    async def undraw(self, keys: list[str]) -> None:
+        try:
+            await self._undraw(keys=keys)
+        except (RedisError, OSError) as exc:
+            raise StoreError(str(exc)) from exc
+
+    async def counters(self, keys: list[str]) -> list[int]:
+        try:
+            values = await self.client.mget(keys)
+        except (RedisError, OSError) as exc:
+            raise StoreError(str(exc)) from exc
+        return [int(v) if v is not None else 0 for v in values]
+
+    async def acquire_slot(self, key: str, token: str, limit: int, ttl_s: float) -> bool:
+        try:
+            now_ms = int(await self._now_ms())
+            result = await self._acquire_slot(keys=[key], args=[now_ms, max(1, int(ttl_s * 1000)), limit, token])
+        except (RedisError, OSError) as exc:
+            raise StoreError(str(exc)) from exc
+        return bool(result)
+
+    async def _now_ms(self) -> float:
+        seconds, micros = await self.client.time()
+        return seconds * 1000 + micros / 1000
+
+    async def release_slot(self, key: str, token: str) -> None:
+        try:
+            await self.client.zrem(key, token)
+        except (RedisError, OSError) as exc:
+            raise StoreError(str(exc)) from exc
+
+    async def ping(self) -> bool:
+        try:
+            return bool(await self.client.ping())
+        except (RedisError, OSError):
+            return False
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
