@@ -13,6 +13,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from typing import Final, TextIO
+from urllib.parse import urlsplit
 
 import anyio
 from pydantic import ValidationError
@@ -40,8 +41,16 @@ EXIT_REFUSED: Final = 3
 EXIT_USAGE: Final = 2
 EXIT_INTERNAL: Final = 1
 _LOCAL_HINT_REASONS: Final = frozenset(
-    {"scheme_not_https", "port_not_allowed", "host_ip_literal", "host_not_public_name", "address_not_public"}
+    {"scheme_not_https", "port_not_allowed", "host_ip_literal", "address_not_public"}
 )
+
+
+def _looks_local(reason: str, url: str) -> bool:
+    """Whether a refusal is likely a server on this machine (worth the --allow-private hint)."""
+    if reason in _LOCAL_HINT_REASONS:
+        return True
+    host = (urlsplit(url).hostname or "") if reason == "host_not_public_name" else ""
+    return host == "localhost" or host.endswith(".localhost")
 
 
 def configure_logging(level: int = logging.WARNING) -> None:
@@ -58,16 +67,23 @@ def _summary(result: ProbeResult, out: TextIO) -> None:
     if result.detail:
         lines.append(f"  detail     {result.detail}")
     if result.server:
-        name = result.server.title or result.server.name or "?"
-        lines.append(f"  server     {name} {result.server.version or ''}".rstrip())
+        title = f" ({result.server.title})" if result.server.title and result.server.title != result.server.name else ""
+        lines.append(f"  server     {result.server.name or '?'} {result.server.version or ''}{title}".rstrip())
     if result.protocol_version:
         lines.append(f"  protocol   {result.protocol_version} ({result.era}, {result.transport})")
     if result.latency_ms is not None:
         lines.append(f"  latency    {result.latency_ms} ms (handshake); total {result.timings.total_ms} ms")
     if result.tools is not None:
-        more = " (more pages not read)" if result.tools.more_pages else ""
-        shown = ", ".join(result.tools.names[:10]) + (" ..." if result.tools.count > 10 else "")
-        lines.append(f"  tools      {result.tools.count}{more}: {shown}")
+        notes = [
+            n
+            for n, on in (("more pages not read", result.tools.more_pages), ("truncated", result.tools.truncated))
+            if on
+        ]
+        shown = ", ".join(result.tools.names[:10]) + (
+            " ... (--json lists up to 100)" if result.tools.count > 10 else ""
+        )
+        lines.append(f"  tools      {result.tools.count}{' (' + ', '.join(notes) + ')' if notes else ''}: {shown}")
+    lines += _auth_lines(result) + _tls_lines(result)
     if result.location:
         lines.append(f"  location   {result.location}")
     if result.retry_after is not None:
@@ -77,6 +93,51 @@ def _summary(result: ProbeResult, out: TextIO) -> None:
     if result.warnings:
         lines.append(f"  warnings   {', '.join(result.warnings)}")
     out.write("\n".join(lines) + "\n")
+
+
+def _auth_lines(result: ProbeResult) -> list[str]:
+    if result.auth is None:
+        return []
+    lines = []
+    challenge = result.auth.challenge
+    if challenge is not None:
+        parts = [challenge.scheme or "?"] + [
+            f"{name}={value}"
+            for name, value in (("realm", challenge.realm), ("scope", challenge.scope), ("error", challenge.error))
+            if value
+        ]
+        lines.append(f"  challenge  {' '.join(parts)}")
+    metadata = result.auth.metadata
+    if metadata is None:
+        tried = len(result.auth.lookups)
+        lines.append(f"  metadata   not published ({tried} location{'s' if tried != 1 else ''} tried)")
+    else:
+        match = "matches" if metadata.resource_matches else "does NOT match the URL"
+        lines.append(f"  metadata   {metadata.url}")
+        lines.append(f"  resource   {metadata.resource or '?'} ({match})")
+        if metadata.authorization_servers:
+            lines.append(f"  auth srv   {', '.join(metadata.authorization_servers)}")
+        if metadata.scopes_supported:
+            lines.append(f"  scopes     {' '.join(metadata.scopes_supported)}")
+    return lines
+
+
+def _tls_lines(result: ProbeResult) -> list[str]:
+    tls = result.tls
+    if tls is None:
+        return []
+    state = "verified" if tls.verified else "NOT verified"
+    expiry = ""
+    if tls.not_after is not None:
+        expiry = f", expires {tls.not_after:%Y-%m-%d} ({tls.days_left} days)"
+        if tls.days_left is not None and tls.days_left < 0:
+            expiry = f", EXPIRED {tls.not_after:%Y-%m-%d} ({-tls.days_left} days ago)"
+    lines = [f"  tls        {state}{expiry}"]
+    if tls.issuer:
+        lines.append(f"  issuer     {tls.issuer}")
+    if tls.names:
+        lines.append(f"  names      {', '.join(tls.names[:5])}{' ...' if len(tls.names) > 5 else ''}")
+    return lines
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -98,7 +159,7 @@ def _check(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.write(json.dumps({"error": {"reason": exc.reason, "message": exc.message}}) + "\n")
         sys.stderr.write(f"refused: {exc.reason}: {exc.message}\n")
-        if exc.reason in _LOCAL_HINT_REASONS and not settings.allow_private:
+        if _looks_local(exc.reason, args.url) and not settings.allow_private:
             sys.stderr.write("hint: for a server on this machine, add --allow-private (development only)\n")
         return EXIT_REFUSED
     except SondeError as exc:

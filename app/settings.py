@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -47,6 +47,39 @@ class Settings(BaseSettings):
         default=256 * 1024, ge=1024, le=16 * 1024 * 1024, description="Largest decoded reply body read, in bytes."
     )
     tools_max_pages: int = Field(default=5, ge=1, le=50, description="Most tools/list pages followed per probe.")
+    # --- the service -------------------------------------------------------------------------
+    host: str = Field(default="127.0.0.1", description="Address `mcp-sonde serve` listens on.")
+    port: int = Field(default=8000, ge=0, le=65535, description="Port `mcp-sonde serve` listens on.")
+    workers: int = Field(default=1, ge=1, le=64, description="uvicorn worker processes (more than 1 needs Redis).")
+    public_url: str = Field(
+        default="http://127.0.0.1:8000", description="Public base URL of this service (links, x402 resource)."
+    )
+    redis_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("MCP_SONDE_REDIS_URL", "REDIS_URL"),
+        description="Redis URL (shared cache, limits and locks); unset = the embedded in-process store.",
+    )
+    max_body_bytes: int = Field(default=8192, ge=256, le=1_048_576, description="Largest request body, bytes.")
+    rate_limit: str = Field(
+        default="60/minute", description="Requests per client IP to the check route (`limits` syntax)."
+    )
+    free_pool_header: str = Field(default="X-Free-Pool", description="Header that asks for a free-pool check.")
+    free_pool_size: int = Field(default=1000, ge=0, description="Free checks per UTC day, all clients together.")
+    free_pool_per_ip: int = Field(default=20, ge=0, description="Free checks per client IP per UTC day.")
+    host_concurrency: int = Field(default=2, ge=1, le=100, description="Probes running at once per target host.")
+    host_start_interval_s: float = Field(
+        default=1.0, ge=0, le=60, description="Least time between two probe starts per target host, seconds."
+    )
+    queue_budget_s: float = Field(
+        default=10.0, gt=0, le=60, description="How long a check may wait for its host's turn before 429, seconds."
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Peers (IPs or CIDRs) whose X-Forwarded-For is believed; empty = use the socket peer.",
+    )
+    openapi_path: str | None = Field(
+        default=None, description="Path of openapi.yaml (default: the one next to the source tree)."
+    )
     ca_bundle: str | None = Field(
         default=None, description="Path of a PEM file whose CAs are trusted in addition to the system roots."
     )
@@ -61,6 +94,29 @@ class Settings(BaseSettings):
             raise ValueError(f"CA bundle {value!r} is not a readable file")
         if b"-----BEGIN CERTIFICATE-----" not in path.read_bytes()[: 1024 * 1024]:
             raise ValueError(f"CA bundle {value!r} holds no PEM certificate")
+        return value
+
+    @field_validator("rate_limit")
+    @classmethod
+    def _rate_limit_parses(cls, value: str) -> str:
+        from limits import parse
+
+        try:
+            parse(value)
+        except ValueError as exc:
+            raise ValueError(f"rate limit {value!r} is not in `limits` syntax (for example 60/minute)") from exc
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_networks(cls, value: list[str]) -> list[str]:
+        import ipaddress
+
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError as exc:
+                raise ValueError(f"trusted proxy {item!r} is not an IP address or CIDR") from exc
         return value
 
 

@@ -10,8 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import trustme
 
 from app.cli import EXIT_CODES, EXIT_REFUSED, EXIT_USAGE
+from tests.servers.network import server_context
+from tests.servers.raw import RawServer, Request, send, send_json
+from tests.servers.raw_mcp import MiniMcp
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -92,3 +96,38 @@ def test_refusal_of_a_local_url_hints_at_the_switch() -> None:
     completed = run_cli("check", "http://127.0.0.1:8000/mcp")
     assert completed.returncode == EXIT_REFUSED
     assert "--allow-private" in completed.stderr
+
+
+def test_summary_shows_auth_facts(raw: RawServer) -> None:
+    @raw.route("/mcp")
+    def protected(request: Request, conn: socket.socket) -> None:
+        send(conn, 401, {"www-authenticate": 'Bearer realm="mcp", scope="mcp:read"'})
+
+    @raw.route("/.well-known/oauth-protected-resource/mcp")
+    def metadata(request: Request, conn: socket.socket) -> None:
+        document = {"resource": raw.url("/mcp"), "authorization_servers": ["https://as.example.com"]}
+        send_json(conn, 200, document)
+
+    completed = run_cli("check", raw.url("/mcp"), "--allow-private")
+    assert completed.returncode == EXIT_CODES["auth"]
+    assert "challenge  Bearer realm=mcp scope=mcp:read" in completed.stdout
+    assert f"resource   {raw.url('/mcp')} (matches)" in completed.stdout
+    assert "auth srv   https://as.example.com" in completed.stdout
+
+
+def test_summary_shows_tls_facts(tmp_path: Path) -> None:
+    ca = trustme.CA()
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    server = RawServer(ssl_context=server_context(ca, "localhost"))
+    server.start()
+    server.routes["/mcp"] = MiniMcp()
+    try:
+        verified = run_cli("check", server.url("/mcp", host="localhost"), "--allow-private", "--ca-bundle", str(bundle))
+        untrusted = run_cli("check", server.url("/mcp", host="localhost"), "--allow-private")
+    finally:
+        server.stop()
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "tls        verified, expires" in verified.stdout and "names      localhost" in verified.stdout
+    assert untrusted.returncode == EXIT_CODES["tls"]
+    assert "tls        NOT verified" in untrusted.stdout

@@ -15,6 +15,11 @@ from app.guard.addresses import IPAddress, classify
 from app.guard.resolver import ResolutionFailed, Resolver
 from app.guard.url import REFUSAL_REASONS, TargetUrl
 
+#: What the development switch lets through: this machine and private networks. Link-local
+#: (including the cloud metadata address 169.254.169.254), multicast, unspecified, reserved
+#: and documentation addresses stay refused even then.
+DEVELOPMENT_KINDS = frozenset({"loopback", "private", "unique_local", "cgnat"})
+
 
 @dataclass(frozen=True, slots=True)
 class ResolvedTarget:
@@ -36,14 +41,16 @@ async def resolve_target(url: TargetUrl, *, resolver: Resolver, allow_private: b
     Args:
         url: a URL that passed :func:`app.guard.url.check_url`.
         resolver: the resolver to ask (bounded in time by itself).
-        allow_private: the development switch; when on, non-public addresses pass.
+        allow_private: the development switch; when on, loopback and private addresses pass
+            (:data:`DEVELOPMENT_KINDS`), nothing else that is not public.
 
     Returns:
         The :class:`ResolvedTarget`.
 
     Raises:
         ResolutionFailed: no usable DNS answer (a ``dns`` probe result, not a refusal).
-        TargetRefused: ``address_not_public`` when any address is not public.
+        TargetRefused: ``address_not_public`` when any address is not public (or, under the
+            development switch, not loopback or private either).
     """
     if url.ip_literal is not None:
         addresses: list[IPAddress] = [url.ip_literal]
@@ -51,8 +58,10 @@ async def resolve_target(url: TargetUrl, *, resolver: Resolver, allow_private: b
         addresses = await resolver.resolve(url.host, url.port)
         if not addresses:
             raise ResolutionFailed("dns_no_records", "the host name has no A or AAAA records")
-    if not allow_private:
-        kinds = sorted({kind for kind in (classify(a) for a in addresses) if kind is not None})
-        if kinds:
-            raise TargetRefused("address_not_public", f"{REFUSAL_REASONS['address_not_public']} ({', '.join(kinds)})")
+    kinds = sorted({kind for kind in (classify(a) for a in addresses) if kind is not None})
+    if allow_private:
+        kinds = [kind for kind in kinds if kind.removeprefix("embedded_") not in DEVELOPMENT_KINDS]
+    if kinds:
+        detail = f"{REFUSAL_REASONS['address_not_public']} ({', '.join(kinds)})"
+        raise TargetRefused("address_not_public", detail)
     return ResolvedTarget(url=url, addresses=tuple(addresses))

@@ -18,12 +18,13 @@ from __future__ import annotations
 import time
 from urllib.parse import urlsplit
 
+import anyio
 import httpx2
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.errors import SondeError
 from app.guard import TargetUrl
-from app.probe.challenge import AuthChallenge, parse_www_authenticate
+from app.probe.challenge import AuthChallenge, challenge_params, parse_www_authenticate
 from app.probe.classify import classify_exception
 from app.probe.exchange import Exchanger, Reply
 from app.probe.reach import Reach
@@ -76,12 +77,12 @@ def metadata_urls(probed: TargetUrl, resource_metadata: str | None) -> list[str]
 
 
 def _normalised(url: str) -> str:
-    parts = urlsplit(url.strip())
-    scheme = parts.scheme.lower()
     try:
+        parts = urlsplit(url.strip())
         port = parts.port
     except ValueError:
         return url
+    scheme = parts.scheme.lower()
     default = {"https": 443, "http": 80}.get(scheme)
     host = (parts.hostname or "").lower()
     host = f"[{host}]" if ":" in host else host
@@ -119,7 +120,8 @@ async def discover(exchanger: Exchanger, reach: Reach, probed: TargetUrl, reply:
     """
     header = reply.headers.get("www-authenticate")
     info = AuthInfo(challenge=parse_www_authenticate(header) if header is not None else None)
-    hint = info.challenge.resource_metadata if info.challenge else None
+    # The guard must judge the URL as the server sent it; only the reported copy is cleaned.
+    hint = challenge_params(header).get("resource_metadata") if header is not None else None
     for url in metadata_urls(probed, hint):
         lookup = MetadataLookup(url=clean_text(url, 2048) or "")
         info.lookups.append(lookup)
@@ -128,10 +130,14 @@ async def discover(exchanger: Exchanger, reach: Reach, probed: TargetUrl, reply:
             lookup.failed = "probe_deadline"
             break
         try:
-            target = await reach.clear(url)
+            with anyio.fail_after(remaining):
+                target = await reach.clear(url)
         except SondeError as exc:
             lookup.refused = exc.reason
             continue
+        except TimeoutError:
+            lookup.failed = "probe_deadline"
+            break
         try:
             answer = await exchanger.send(
                 "GET",

@@ -83,12 +83,21 @@ def _challenges(text: str) -> list[tuple[str, dict[str, str]]]:
     return found
 
 
+def _chosen(value: str) -> tuple[str, dict[str, str]] | None:
+    challenges = _challenges(value[:MAX_HEADER])
+    return next((c for c in challenges if c[0].lower() == "bearer"), challenges[0] if challenges else None)
+
+
+def challenge_params(value: str) -> dict[str, str]:
+    """The raw (uncleaned) parameters of the reported challenge, lower-case names."""
+    chosen = _chosen(value)
+    return dict(chosen[1]) if chosen else {}
+
+
 def parse_www_authenticate(value: str) -> AuthChallenge:
-    """Parse a ``WWW-Authenticate`` header value into an :class:`AuthChallenge`."""
-    text = value[:MAX_HEADER]
-    challenges = _challenges(text)
-    chosen = next((c for c in challenges if c[0].lower() == "bearer"), challenges[0] if challenges else None)
-    raw = clean_text(text, MAX_HEADER) or ""
+    """Parse a ``WWW-Authenticate`` header value into an :class:`AuthChallenge` (cleaned for reporting)."""
+    raw = clean_text(value[:MAX_HEADER], MAX_HEADER) or ""
+    chosen = _chosen(value)
     if chosen is None:
         return AuthChallenge(raw=raw)
     scheme, params = chosen

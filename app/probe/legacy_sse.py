@@ -108,8 +108,10 @@ class EventStream:
         except (ValueError, RecursionError):
             self.skipped += 1
             return
-        if is_response(message) and len(self.responses) < 64:
-            self.responses[message["id"]] = message
+        message_id = message.get("id") if isinstance(message, dict) else None
+        usable_id = isinstance(message_id, int | str) and not isinstance(message_id, bool)
+        if is_response(message) and usable_id and len(self.responses) < 64:
+            self.responses[message_id] = message
             self._notify()
         else:
             self.skipped += 1

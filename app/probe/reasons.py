@@ -72,6 +72,7 @@ REASONS: Final[dict[str, tuple[Status, str]]] = {
     "empty_reply": ("not_mcp", "A 2xx reply with an empty body to a request."),
     "no_response_in_stream": ("not_mcp", "An SSE stream that ended without the JSON-RPC response."),
     "sse_endpoint_missing": ("not_mcp", "An event stream that sent no endpoint event within 10 s."),
+    "sse_endpoint_invalid": ("not_mcp", "The endpoint event's data is not a usable URL."),
     "unexpected_content": ("not_mcp", "A 2xx body that is neither JSON, SSE nor HTML."),
     "unsupported_encoding": ("not_mcp", "The reply used a content coding other than identity, gzip or deflate."),
     "reply_too_large": ("not_mcp", "The reply exceeded the size cap before the JSON-RPC response was complete."),

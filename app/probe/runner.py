@@ -22,7 +22,15 @@ import httpcore2
 
 from app import __version__
 from app.errors import SondeError, TargetRefused
-from app.guard import ResolutionFailed, Resolver, SystemResolver, TargetUrl, check_url, resolve_target
+from app.guard import (
+    ResolutionFailed,
+    ResolvedTarget,
+    Resolver,
+    SystemResolver,
+    TargetUrl,
+    check_url,
+    resolve_target,
+)
 from app.probe.auth import discover as discover_auth
 from app.probe.classify import Verdict
 from app.probe.exchange import Exchanger
@@ -66,6 +74,7 @@ async def probe(
     settings: Settings | None = None,
     resolver: Resolver | None = None,
     network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    resolved: ResolvedTarget | None = None,
 ) -> ProbeResult:
     """Check one MCP endpoint live.
 
@@ -76,6 +85,9 @@ async def probe(
         resolver: defaults to :class:`app.guard.SystemResolver`.
         network_backend: the backend that opens sockets to the checked addresses (tests
             may pass another real one to observe dialling); defaults to httpcore2's.
+        resolved: the target as the caller already resolved and checked it (the service does
+            this to refuse a URL before charging); the probe then dials these addresses and
+            does not look the host up again.
 
     Returns:
         A :class:`ProbeResult` for every server behaviour, including timeouts and garbage.
@@ -93,7 +105,9 @@ async def probe(
     budget = settings.light_probe_timeout_s if light else settings.probe_timeout_s
     end_reserve = min(settings.session_end_timeout_s, budget / 4)
     try:
-        await _run(target, findings, settings, resolver, network_backend, started + budget, end_reserve)
+        if resolved is not None and resolved.url != target:
+            raise ValueError("resolved target does not match the URL")
+        await _run(target, findings, settings, resolver, network_backend, started + budget, end_reserve, resolved)
     except TargetRefused:
         raise
     except Exception as exc:
@@ -111,26 +125,24 @@ async def _run(
     network_backend: httpcore2.AsyncNetworkBackend | None,
     deadline: float,
     end_reserve: float,
+    resolved: ResolvedTarget | None,
 ) -> None:
     flow_deadline = deadline - end_reserve
     resolver_ = resolver or SystemResolver(settings.dns_timeout_s)
-    with anyio.move_on_after(max(0.0, flow_deadline - time.monotonic())) as scope:
+    if resolved is None:
         findings.current_step = "dns"
         dns_started = time.monotonic()
-        try:
-            resolved = await resolve_target(
-                target,
-                resolver=resolver_,
-                allow_private=settings.allow_private,
-            )
-        except ResolutionFailed as exc:
-            findings.fail("dns", Verdict(exc.reason))
+        with anyio.move_on_after(max(0.0, flow_deadline - time.monotonic())) as scope:
+            try:
+                resolved = await resolve_target(target, resolver=resolver_, allow_private=settings.allow_private)
+            except ResolutionFailed as exc:
+                findings.fail("dns", Verdict(exc.reason))
+            finally:
+                findings.timings.dns_ms = round((time.monotonic() - dns_started) * 1000, 1)
+        if scope.cancelled_caught:
+            findings.fail("dns", Verdict("dns_timeout"))
+        if resolved is None:
             return
-        finally:
-            findings.timings.dns_ms = round((time.monotonic() - dns_started) * 1000, 1)
-    if scope.cancelled_caught:
-        findings.fail("dns", Verdict("dns_timeout"))
-        return
     findings.addresses = [str(a) for a in resolved.addresses]
     backend = PinnedBackend({target.host: resolved.addresses}, inner=network_backend)
     transport = build_transport(backend, ca_bundle=settings.ca_bundle, tls=target.scheme == "https")

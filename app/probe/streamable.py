@@ -33,6 +33,8 @@ from urllib.parse import urlsplit
 import anyio
 import httpx2
 
+from app.errors import TargetRefused
+from app.guard import check_url
 from app.probe.classify import Verdict, classify_error, classify_exception, classify_reply
 from app.probe.exchange import Exchanger, Reply
 from app.probe.findings import Findings
@@ -275,8 +277,14 @@ class Conversation:
             timed_out = not stream.ended and wait < ENDPOINT_WAIT_S  # the probe's budget, not the 10 s, ran out
             self.findings.fail(step, Verdict("probe_deadline" if timed_out else "sse_endpoint_missing"), http_status)
             raise _Stop
-        endpoint = resolve_endpoint(self.url, stream.endpoint)
-        if not same_origin(endpoint, self.url):
+        try:
+            endpoint = resolve_endpoint(self.url, stream.endpoint)
+            check_url(endpoint, allow_private=True)  # form only: length, characters, parsable
+            cross_origin = not same_origin(endpoint, self.url)
+        except (ValueError, TargetRefused):
+            self.findings.fail(step, Verdict("sse_endpoint_invalid"), http_status)
+            raise _Stop from None
+        if cross_origin:
             parts = urlsplit(endpoint)
             detail = clean_text(f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}", 200)
             self.findings.fail(step, Verdict("sse_endpoint_cross_origin", detail), http_status)

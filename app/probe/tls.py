@@ -8,6 +8,7 @@ sends nothing over it, and closes it: the dates are reported although the status
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 from datetime import UTC, datetime
 
@@ -53,23 +54,25 @@ def certificate_facts(der: bytes, *, verified: bool, now: datetime | None = None
         cert = x509.load_der_x509_certificate(der)
     except ValueError:
         return TlsInfo(verified=verified)
-    names: list[str] = []
+    info = TlsInfo(verified=verified)
+    # Each field is read on its own: a certificate can hold dates Python cannot represent
+    # (year 0) or malformed names, and what can be read is still reported.
     try:
         san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-        names = [n for n in (clean_text(v, 253) for v in san.get_values_for_type(x509.DNSName)[:50]) if n]
+        info.names = [n for n in (clean_text(v, 253) for v in san.get_values_for_type(x509.DNSName)[:50]) if n]
     except (x509.ExtensionNotFound, ValueError):
-        names = []
-    not_after = cert.not_valid_after_utc
-    moment = now or datetime.now(UTC)
-    return TlsInfo(
-        verified=verified,
-        not_before=cert.not_valid_before_utc,
-        not_after=not_after,
-        days_left=(not_after - moment).days,
-        issuer=_name(cert.issuer),
-        subject=_name(cert.subject),
-        names=names,
-    )
+        pass
+    with contextlib.suppress(ValueError):
+        info.not_before = cert.not_valid_before_utc
+    try:
+        info.not_after = cert.not_valid_after_utc
+        info.days_left = (info.not_after - (now or datetime.now(UTC))).days
+    except (ValueError, OverflowError):
+        info.not_after = None
+    for field, name in (("issuer", cert.issuer), ("subject", cert.subject)):
+        with contextlib.suppress(ValueError):
+            setattr(info, field, _name(name))
+    return info
 
 
 async def read_unverified_certificate(

@@ -21,34 +21,65 @@ T = TypeVar("T")
 logger = logging.getLogger("mcp_sonde.store")
 
 
+class Breaker:
+    """A circuit breaker: open for ``cooldown_s`` seconds after a failure, then half-open (try again).
+
+    Args:
+        name: what it guards, for the log.
+        cooldown_s: seconds to stay open.
+    """
+
+    def __init__(self, name: str, cooldown_s: float = 5.0) -> None:
+        self.name = name
+        self.cooldown_s = cooldown_s
+        self._open_until = 0.0
+
+    @property
+    def open(self) -> bool:
+        """``True`` while calls should go to the fallback."""
+        return time.monotonic() < self._open_until
+
+    def trip(self, error: BaseException) -> None:
+        """Open the breaker after ``error``."""
+        logger.warning("%s failed (%s); using the in-process fallback", self.name, type(error).__name__)
+        self._open_until = time.monotonic() + self.cooldown_s
+
+    def reset(self) -> None:
+        """Close the breaker."""
+        self._open_until = 0.0
+
+    async def call(
+        self,
+        primary: Callable[[], Awaitable[T]],
+        fallback: Callable[[], Awaitable[T]],
+        errors: tuple[type[BaseException], ...],
+    ) -> T:
+        """Run ``primary`` unless open; on one of ``errors`` trip and run ``fallback``."""
+        if self.open:
+            return await fallback()
+        try:
+            return await primary()
+        except errors as exc:
+            self.trip(exc)
+            return await fallback()
+
+
 class ResilientStore(Store):
     """A :class:`Store` that prefers ``primary`` and falls back to ``fallback`` while it fails."""
 
     def __init__(self, primary: Store, fallback: MemoryStore | None = None, cooldown_s: float = 5.0) -> None:
         self.primary = primary
         self.fallback = fallback or MemoryStore()
-        self.cooldown_s = cooldown_s
-        self._open_until = 0.0
+        self.breaker = Breaker(f"store {primary.name}", cooldown_s)
         self.name = primary.name
 
     @property
     def degraded(self) -> bool:
         """``True`` while the breaker is open (operations use the in-process fallback)."""
-        return time.monotonic() < self._open_until
+        return self.breaker.open
 
     async def _call(self, primary: Callable[[], Awaitable[T]], fallback: Callable[[], Awaitable[T]]) -> T:
-        if self.degraded:
-            return await fallback()
-        try:
-            result = await primary()
-        except StoreError as exc:
-            if not self.degraded:
-                logger.warning(
-                    "store %s failed (%s); using the in-process fallback", self.primary.name, type(exc).__name__
-                )
-            self._open_until = time.monotonic() + self.cooldown_s
-            return await fallback()
-        return result
+        return await self.breaker.call(primary, fallback, (StoreError,))
 
     async def get(self, key: str) -> bytes | None:
         return await self._call(lambda: self.primary.get(key), lambda: self.fallback.get(key))
@@ -89,7 +120,7 @@ class ResilientStore(Store):
     async def ping(self) -> bool:
         ok = await self.primary.ping()
         if ok:
-            self._open_until = 0.0
+            self.breaker.reset()
         return ok
 
     async def aclose(self) -> None:

@@ -7,7 +7,10 @@ import json
 import socket
 import subprocess
 import sys
+import time
+from pathlib import Path
 
+import anyio
 import pytest
 
 from app.guard import IPAddress, classify
@@ -151,3 +154,115 @@ async def test_json_error_body_with_surrogate_detail(raw: RawServer, dev_setting
 
     result = await probe(raw.url("/mcp"), settings=dev_settings)
     assert result.detail == "boom"
+
+
+# --- faults found by attacking the SSE, auth and TLS paths ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [b"http://[oops/messages", b"//[x]/messages", b"/messages\x01x", b"/messages?" + b"a" * 70_000],
+    ids=["bad-ipv6", "bad-host", "control-char", "too-long"],
+)
+async def test_sse_endpoint_that_is_not_a_url(raw: RawServer, dev_settings: Settings, endpoint: bytes) -> None:
+    @raw.route("/sse")
+    def stream(request: Request, conn: socket.socket) -> bool:
+        if request.method != "GET":
+            send(conn, 405)
+            return False
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: endpoint\ndata: " + endpoint + b"\n\n"
+        )
+        time.sleep(1)
+        return True
+
+    result = await probe(raw.url("/sse"), settings=dev_settings)
+    assert (result.status, result.reason) == ("not_mcp", "sse_endpoint_invalid")
+
+
+@pytest.mark.parametrize("bad_id", ["[1]", '{"a": 1}', "true"])
+async def test_sse_response_with_unusable_id(raw: RawServer, dev_settings: Settings, bad_id: str) -> None:
+    from tests.servers.raw_sse import MiniSse
+
+    sse = MiniSse()
+    sse.install(raw)
+
+    @raw.route("/messages")
+    def message(request: Request, conn: socket.socket) -> None:
+        send(conn, 202)
+        if sse.streams:
+            sse.streams[-1].put(json.loads(f'{{"jsonrpc": "2.0", "id": {bad_id}, "result": {{}}}}'))
+
+    settings = dev_settings.model_copy(update={"step_timeout_s": 1.0})
+    try:
+        result = await probe(raw.url("/sse"), settings=settings)
+    finally:
+        sse.stop()
+    assert (result.status, result.reason, result.failed_step) == ("timeout", "read_timeout", "initialize")
+
+
+async def test_metadata_resource_that_is_not_a_url(raw: RawServer, dev_settings: Settings) -> None:
+    @raw.route("/mcp")
+    def protected(request: Request, conn: socket.socket) -> None:
+        send(conn, 401, {"www-authenticate": "Bearer"})
+
+    @raw.route("/.well-known/oauth-protected-resource/mcp")
+    def metadata(request: Request, conn: socket.socket) -> None:
+        send_json(conn, 200, {"resource": "https://[oops", "authorization_servers": ["https://as.example.com"]})
+
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert result.auth is not None and result.auth.metadata is not None
+    assert result.auth.metadata.resource_matches is False
+
+
+def test_certificate_dates_python_cannot_hold(tmp_path: Path) -> None:
+    from app.probe.tls import certificate_facts
+    from tests.servers.network import self_signed_der
+
+    der = self_signed_der("mcp.example.com", tmp_path, not_after_year=2100)
+    patched = der.replace(b"21000101000000Z", b"00000101000000Z")
+    assert patched != der
+    facts = certificate_facts(patched, verified=False)
+    assert facts.not_after is None and facts.days_left is None
+    assert facts.names == ["mcp.example.com"] and facts.not_before is not None
+
+
+async def test_metadata_host_lookup_is_bounded_by_the_deadline(raw: RawServer) -> None:
+    class SlowForMetadata:
+        async def resolve(self, host: str, port: int) -> list[IPAddress]:
+            if host == "slow.example.net":
+                await anyio.sleep(30)
+            return [ipaddress.ip_address("127.0.0.1")]
+
+    @raw.route("/mcp")
+    def late_401(request: Request, conn: socket.socket) -> None:
+        send(conn, 401, {"www-authenticate": 'Bearer resource_metadata="http://slow.example.net/prm"'})
+
+    settings = Settings(allow_private=True, probe_timeout_s=3.0, step_timeout_s=2.0, session_end_timeout_s=0.5)
+    started = time.monotonic()
+    result = await probe(raw.url("/mcp"), settings=settings, resolver=SlowForMetadata())
+    assert time.monotonic() - started < 3.5
+    assert result.auth is not None and result.auth.lookups[0].failed == "probe_deadline"
+
+
+async def test_resource_metadata_is_judged_as_sent_not_as_cleaned(raw: RawServer, dev_settings: Settings) -> None:
+    @raw.route("/mcp")
+    def protected(request: Request, conn: socket.socket) -> bool:
+        value = f'Bearer resource_metadata="{raw.url("/pr")}\u202em"'.encode()
+        conn.sendall(b"HTTP/1.1 401 X\r\ncontent-length: 0\r\nwww-authenticate: " + value + b"\r\n\r\n")
+        return False
+
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert result.auth is not None
+    assert result.auth.lookups[0].refused == "url_malformed"
+    assert raw.requests_to("/prm") == []
+
+
+async def test_development_switch_still_refuses_link_local(raw: RawServer, dev_settings: Settings) -> None:
+    @raw.route("/mcp")
+    def protected(request: Request, conn: socket.socket) -> None:
+        send(conn, 401, {"www-authenticate": 'Bearer resource_metadata="http://169.254.169.254/latest/meta-data"'})
+
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert result.auth is not None
+    assert result.auth.lookups[0].refused == "address_not_public"

@@ -67,7 +67,15 @@ def server_context(ca: trustme.CA, *names: str, **validity: datetime.datetime) -
     return context
 
 
-def self_signed_context(name: str, directory: Path) -> ssl.SSLContext:
+def self_signed_der(name: str, directory: Path, not_after_year: int | None = None) -> bytes:
+    """A DER certificate for ``name`` that signs itself (see :func:`self_signed_context`)."""
+    self_signed_context(name, directory, not_after_year)
+    return x509.load_pem_x509_certificate((directory / "self.pem").read_bytes()).public_bytes(
+        serialization.Encoding.DER
+    )
+
+
+def self_signed_context(name: str, directory: Path, not_after_year: int | None = None) -> ssl.SSLContext:
     """A server TLS context whose certificate for ``name`` signs itself."""
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
@@ -79,7 +87,11 @@ def self_signed_context(name: str, directory: Path) -> ssl.SSLContext:
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=30))
+        .not_valid_after(
+            datetime.datetime(not_after_year, 1, 1, tzinfo=datetime.UTC)
+            if not_after_year
+            else now + datetime.timedelta(days=30)
+        )
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
         .sign(key, hashes.SHA256())
     )

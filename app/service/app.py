@@ -1,0 +1,77 @@
+"""The Starlette application: :func:`create_app`."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+import httpcore2
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.guard import Resolver
+from app.service import routes
+from app.service.accesslog import AccessLog
+from app.service.errors import ApiError, error_response, handle_api_error
+from app.service.services import build_services
+from app.settings import Settings, get_settings
+
+logger = logging.getLogger("mcp_sonde.service")
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    reason = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return error_response(reason, str(exc.detail), exc.status_code, dict(exc.headers or {}))
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    logger.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response("internal_error", "mcp-sonde failed; nothing was charged", 500)
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    resolver: Resolver | None = None,
+    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+) -> Starlette:
+    """Build the service.
+
+    Args:
+        settings: defaults to :func:`app.settings.get_settings`.
+        resolver: for the target guard and probes (default: the system resolver).
+        network_backend: the socket backend for probes (tests pass a loopback one).
+    """
+    settings = settings or get_settings()
+    services = build_services(settings, resolver=resolver, network_backend=network_backend)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if settings.allow_private:
+            logger.warning("allow_private is ON: checks may reach private addresses (development only)")
+        try:
+            yield
+        finally:
+            await services.aclose()
+
+    app = Starlette(
+        routes=[
+            Route("/v1/mcp/check", routes.check, methods=["POST"]),
+            Route("/healthz", routes.healthz),
+            Route("/readyz", routes.readyz),
+            Route("/metrics", routes.metrics),
+            Route("/openapi.yaml", routes.openapi_yaml),
+            Route("/openapi.json", routes.openapi_json),
+        ],
+        middleware=[Middleware(AccessLog)],
+        exception_handlers={ApiError: handle_api_error, HTTPException: _http_error, Exception: _unexpected},
+        lifespan=lifespan,
+    )
+    app.state.services = services
+    return app

@@ -1,0 +1,50 @@
+"""Reading the check request body strictly: JSON, small, exactly the fields we know.
+
+Policy: the body is read up to ``max_bytes`` and no further (a larger one is refused with 413
+without reading it all); ``Content-Type`` must be ``application/json``; the object must have
+exactly one field, ``url``, a string. Anything else is a 4xx with a stable reason.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
+from starlette.requests import Request
+
+from app.service.errors import ApiError
+
+
+class CheckRequest(BaseModel):
+    """``POST /v1/mcp/check`` body."""
+
+    model_config = ConfigDict(extra="forbid")
+    url: StrictStr
+
+
+async def read_check_request(request: Request, max_bytes: int) -> CheckRequest:
+    """Parse the body of a check request.
+
+    Raises:
+        ApiError: ``unsupported_media_type`` (415), ``body_too_large`` (413),
+            ``invalid_json`` (400) or ``invalid_body`` (422).
+    """
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media != "application/json":
+        raise ApiError("unsupported_media_type", "send the body as application/json")
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > max_bytes):
+        raise ApiError("body_too_large", f"the body may be at most {max_bytes} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > max_bytes:
+            raise ApiError("body_too_large", f"the body may be at most {max_bytes} bytes")
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise ApiError("invalid_json", "the body is not valid JSON") from exc
+    try:
+        return CheckRequest.model_validate(payload)
+    except ValidationError as exc:
+        raise ApiError("invalid_body", 'the body must be {"url": "<https URL>"} and nothing else') from exc

@@ -1,0 +1,123 @@
+"""Running live checks for the service: single-flight per URL, and a polite pace per host.
+
+Policy:
+- Concurrent checks of one normalised URL (and mode) share one live probe: in this process
+  through one task that every request awaits (a request that goes away does not cancel the
+  probe the others wait for); across instances through a store lock, whose holder publishes
+  the result under the lock's token for the waiters.
+- Per target host, at most ``host_concurrency`` probes run at once across all instances, and
+  at most one new probe starts per ``host_start_interval_s``. A check that cannot start within
+  ``queue_budget_s`` raises :class:`TargetBusy` (the API answers 429 with ``Retry-After``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+
+from app.errors import SondeError
+from app.guard import ResolvedTarget
+from app.probe import ProbeResult
+from app.service.metrics import Metrics
+from app.settings import Settings
+from app.store import Store, key
+
+ProbeFn = Callable[[ResolvedTarget, bool], Awaitable[ProbeResult]]
+_POLL_S = 0.05
+
+
+class TargetBusy(SondeError):
+    """The target host has no free probe slot within the budget. ``retry_after`` is in seconds."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__("target_busy", "the target host already has its share of probes running")
+        self.retry_after = retry_after
+
+
+class CheckRunner:
+    """Runs checks; see the module docs for the policy.
+
+    Args:
+        store: locks, slots and published results.
+        settings: limits and budgets.
+        probe: the probe to run for a resolved target (``light`` flag second).
+        metrics: where joins are counted.
+    """
+
+    def __init__(self, store: Store, settings: Settings, probe: ProbeFn, metrics: Metrics) -> None:
+        self.store = store
+        self.settings = settings
+        self.probe = probe
+        self.metrics = metrics
+        self._running: dict[str, asyncio.Task[ProbeResult]] = {}
+
+    async def check(self, target: ResolvedTarget, *, light: bool = False) -> ProbeResult:
+        """A live result for ``target``, shared with concurrent checks of the same URL.
+
+        Raises:
+            TargetBusy: the host's turn did not come within the budget.
+            ProbeFailed: the probe failed through our own fault.
+        """
+        flight = key("flight", "light" if light else "full", target.url.url)
+        task = self._running.get(flight)
+        if task is not None:
+            self.metrics.joins.inc()
+        else:
+            task = asyncio.create_task(self._lead(flight, target, light))
+            self._running[flight] = task
+            task.add_done_callback(lambda _t: self._running.pop(flight, None))
+        return await asyncio.shield(task)
+
+    async def _lead(self, flight: str, target: ResolvedTarget, light: bool) -> ProbeResult:
+        budget = self.settings.light_probe_timeout_s if light else self.settings.probe_timeout_s
+        lock_ttl = budget + self.settings.queue_budget_s + 5
+        deadline = time.monotonic() + self.settings.queue_budget_s
+        token = secrets.token_hex(16).encode()
+        seen_token: bytes | None = None
+        while True:
+            if await self.store.set_nx(flight + ":lock", token, lock_ttl):
+                break
+            holder = await self.store.get(flight + ":lock")
+            if holder is not None:
+                seen_token = holder
+            if seen_token is not None:
+                published = await self.store.get(flight + ":result")
+                if published is not None and published.startswith(seen_token + b"\n"):
+                    self.metrics.joins.inc()
+                    return ProbeResult.model_validate_json(published[len(seen_token) + 1 :])
+            if time.monotonic() > deadline:
+                raise TargetBusy(math.ceil(self.settings.queue_budget_s))
+            await asyncio.sleep(_POLL_S)
+        try:
+            result = await self._paced(target, light, deadline)
+            payload = token + b"\n" + result.model_dump_json().encode()
+            await self.store.set(flight + ":result", payload, 30)
+            return result
+        finally:
+            await self.store.delete_if_equal(flight + ":lock", token)
+
+    async def _paced(self, target: ResolvedTarget, light: bool, deadline: float) -> ProbeResult:
+        host = target.url.host
+        slots, gate = key("host-slots", host), key("host-start", host)
+        token = secrets.token_hex(16)
+        budget = self.settings.light_probe_timeout_s if light else self.settings.probe_timeout_s
+        while not await self.store.acquire_slot(slots, token, self.settings.host_concurrency, budget + 5):
+            if time.monotonic() > deadline:
+                raise TargetBusy(math.ceil(budget))
+            await asyncio.sleep(_POLL_S)
+        try:
+            interval = self.settings.host_start_interval_s
+            while interval > 0 and not await self.store.set_nx(gate, b"1", interval):
+                if time.monotonic() > deadline:
+                    raise TargetBusy(math.ceil(interval))
+                await asyncio.sleep(_POLL_S)
+            started = time.monotonic()
+            result = await self.probe(target, light)
+            self.metrics.probes.labels(status=result.status).inc()
+            self.metrics.probe_seconds.observe(time.monotonic() - started)
+            return result
+        finally:
+            await self.store.release_slot(slots, token)

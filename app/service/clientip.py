@@ -1,0 +1,54 @@
+"""Which IP a request comes from.
+
+Policy: the socket peer, unless the peer is a trusted proxy (setting ``trusted_proxies``);
+then the right-most ``X-Forwarded-For`` entry that is not itself a trusted proxy (entries to
+its left are client-supplied and may be forged). IPv6 clients are keyed by their /64, since
+one host usually holds a whole /64.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+
+from starlette.requests import Request
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def parse_networks(items: Sequence[str]) -> tuple[Network, ...]:
+    """The trusted proxy networks from their text form."""
+    return tuple(ipaddress.ip_network(item, strict=False) for item in items)
+
+
+def _trusted(address: str, networks: tuple[Network, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in networks)
+
+
+def client_ip(request: Request, trusted: tuple[Network, ...]) -> str:
+    """The client's IP (text) as policy says; ``"unknown"`` when the server has no peer address."""
+    peer = request.client.host if request.client else "unknown"
+    if trusted and _trusted(peer, trusted):
+        forwarded = [part.strip() for part in ",".join(request.headers.getlist("x-forwarded-for")).split(",")]
+        for candidate in reversed([part for part in forwarded if part]):
+            if not _trusted(candidate, trusted):
+                peer = candidate
+                break
+    return peer
+
+
+def rate_key(address: str) -> str:
+    """The key an address is limited under: itself for IPv4, its /64 for IPv6."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address[:64]
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)

@@ -1,0 +1,60 @@
+"""API errors: one JSON shape, a stable reason key, never a stack trace.
+
+Every error answer is ``{"error": {"reason": <key>, "message": <text>}}``; clients branch on
+``reason``. Reasons are listed in :data:`API_REASONS` and in ``openapi.yaml``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from app.errors import SondeError
+
+#: reason -> (HTTP status, meaning)
+API_REASONS: Final[dict[str, tuple[int, str]]] = {
+    "invalid_json": (400, "The body is not valid JSON."),
+    "invalid_body": (422, "The body must be a JSON object with exactly one string field, url."),
+    "body_too_large": (413, "The body is larger than the limit."),
+    "unsupported_media_type": (415, "The Content-Type must be application/json."),
+    "payment_required": (402, "Pay for the check (x402) or ask for a free-pool check."),
+    "free_pool_exhausted": (402, "Today's free pool, or this client's share of it, is used up."),
+    "rate_limited": (429, "Too many requests from this client; see Retry-After."),
+    "target_busy": (429, "The target host already has its share of probes running; see Retry-After."),
+    "probe_internal_error": (500, "The check failed through a fault of mcp-sonde; nothing was charged."),
+    "not_found": (404, "No such route."),
+    "method_not_allowed": (405, "Method not allowed on this route."),
+}
+
+
+class ApiError(SondeError):
+    """An error answer of the API.
+
+    Args:
+        reason: a key of :data:`API_REASONS`, or a target guard reason (422).
+        message: human-readable text.
+        status_code: defaults to the reason's status (422 for guard reasons).
+        headers: extra response headers (for example ``Retry-After``).
+    """
+
+    def __init__(
+        self, reason: str, message: str, status_code: int | None = None, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(reason, message)
+        self.status_code = status_code or API_REASONS.get(reason, (422, ""))[0]
+        self.headers = headers or {}
+
+
+def error_response(reason: str, message: str, status_code: int, headers: dict[str, str] | None = None) -> Response:
+    """The JSON error answer."""
+    return JSONResponse(
+        {"error": {"reason": reason, "message": message}}, status_code=status_code, headers=headers or {}
+    )
+
+
+async def handle_api_error(request: Request, exc: Exception) -> Response:
+    """Starlette exception handler for :class:`ApiError`."""
+    assert isinstance(exc, ApiError)
+    return error_response(exc.reason, exc.message, exc.status_code, exc.headers)

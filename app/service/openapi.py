@@ -1,0 +1,44 @@
+"""Serving ``openapi.yaml`` with the live settings filled in.
+
+The document in the repository is the contract; at start-up the service reads it once and sets
+the free-pool figures (``x-free-pool``), the header name and the server URL from the settings,
+so what clients read always states the deployment's real limits.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from app.settings import Settings
+
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
+
+
+def load_document(settings: Settings) -> dict[str, Any]:
+    """The OpenAPI document with live values.
+
+    Raises:
+        FileNotFoundError: no ``openapi.yaml`` at the configured path.
+    """
+    path = Path(settings.openapi_path) if settings.openapi_path else DEFAULT_PATH
+    document: dict[str, Any] = yaml.safe_load(path.read_text())
+    live = copy.deepcopy(document)
+    live["servers"] = [{"url": settings.public_url}]
+    live.setdefault("info", {})["x-free-pool"] = {
+        "header": settings.free_pool_header,
+        "checks_per_day": settings.free_pool_size,
+        "checks_per_client_per_day": settings.free_pool_per_ip,
+        "day": "UTC",
+    }
+    parameters = live.get("components", {}).get("parameters", {})
+    if "FreePool" in parameters:
+        parameters["FreePool"]["name"] = settings.free_pool_header
+        parameters["FreePool"]["description"] = (
+            f"Set to 1 to draw this check from the daily free pool: {settings.free_pool_size} checks per UTC day "
+            f"in all, at most {settings.free_pool_per_ip} per client."
+        )
+    return live

@@ -1,0 +1,111 @@
+"""The HTTP routes: the check, operations endpoints and the contract."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from app.errors import TargetRefused
+from app.guard import ResolutionFailed, check_url, resolve_target
+from app.probe import ProbeFailed
+from app.service.body import read_check_request
+from app.service.checks import TargetBusy
+from app.service.clientip import client_ip, rate_key
+from app.service.errors import ApiError
+from app.service.freepool import Draw
+from app.service.services import Services
+
+
+def services_of(request: Request) -> Services:
+    """The app's :class:`Services`."""
+    services: Services = request.app.state.services
+    return services
+
+
+async def check(request: Request) -> Response:
+    """``POST /v1/mcp/check``: one live check, paid or drawn from the free pool.
+
+    Order: client rate limit, body, target guard (422, nothing charged), payment, probe. A
+    draw is given back whenever the check is not served.
+    """
+    services = services_of(request)
+    settings = services.settings
+    client = rate_key(client_ip(request, services.trusted_proxies))
+    decision = await services.client_limiter.hit(client)
+    if not decision.allowed:
+        services.metrics.limits_hit.labels(limit="client_rate").inc()
+        raise ApiError("rate_limited", "too many requests from this client", headers=decision.headers())
+    body = await read_check_request(request, settings.max_body_bytes)
+    try:
+        target = check_url(body.url, allow_private=settings.allow_private)
+        resolved = await resolve_target(target, resolver=services.resolver, allow_private=settings.allow_private)
+    except TargetRefused as exc:
+        raise ApiError(exc.reason, exc.message, 422, headers=decision.headers()) from exc
+    except ResolutionFailed:
+        resolved = None  # a normal result with status dns; the probe reports it
+    draw = await services.authorize(request, client)
+    served = False
+    try:
+        try:
+            if resolved is None:
+                result = await services.probe_url(target.url)
+            else:
+                result = await services.checks.check(resolved)
+        except TargetBusy as exc:
+            services.metrics.limits_hit.labels(limit="target_busy").inc()
+            retry = {"Retry-After": str(exc.retry_after)}
+            raise ApiError("target_busy", exc.message, headers=retry) from exc
+        except ProbeFailed as exc:
+            raise ApiError("probe_internal_error", exc.message) from exc
+        headers = decision.headers()
+        if draw is not None:
+            headers["X-Free-Pool-Remaining"] = str(draw.remaining)
+        served = True
+        return Response(result.model_dump_json(), media_type="application/json", headers=headers)
+    finally:
+        if not served and draw is not None:
+            await _give_back(services, draw)
+
+
+async def _give_back(services: Services, draw: Draw) -> None:
+    await services.free_pool.give_back(draw)
+    services.metrics.pool_draws.labels(outcome="returned").inc()
+
+
+async def healthz(request: Request) -> Response:
+    """``GET /healthz``: the process answers."""
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> Response:
+    """``GET /readyz``: ready to serve; says whether shared storage is up (``degraded`` when not)."""
+    services = services_of(request)
+    store_ok = await services.store.ping()
+    limits_ok = await services.client_limiter.healthy()
+    shared = services.settings.redis_url is not None
+    degraded = shared and not (store_ok and limits_ok)
+    body = {
+        "status": "degraded" if degraded else "ready",
+        "store": {"backend": "redis" if shared else "memory", "ok": store_ok},
+        "rate_limits": {"shared": shared, "ok": limits_ok},
+    }
+    return JSONResponse(body)
+
+
+async def metrics(request: Request) -> Response:
+    """``GET /metrics``: Prometheus text format."""
+    return Response(services_of(request).metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+async def openapi_yaml(request: Request) -> Response:
+    """``GET /openapi.yaml``: the contract, with live settings."""
+    document = services_of(request).openapi
+    return Response(yaml.safe_dump(document, sort_keys=False), media_type="application/yaml")
+
+
+async def openapi_json(request: Request) -> Response:
+    """``GET /openapi.json``: the same document as JSON."""
+    return Response(json.dumps(services_of(request).openapi), media_type="application/json")

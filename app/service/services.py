@@ -1,0 +1,99 @@
+"""Everything a request needs, built once per app: settings, store, limits, pool, runner, metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpcore2
+from starlette.requests import Request
+
+from app.guard import ResolvedTarget, Resolver, SystemResolver
+from app.probe import ProbeResult, probe
+from app.service.checks import CheckRunner
+from app.service.clientip import Network, parse_networks
+from app.service.errors import ApiError
+from app.service.freepool import Draw, FreePool
+from app.service.metrics import Metrics
+from app.service.openapi import load_document
+from app.service.ratelimit import RateLimiter
+from app.settings import Settings
+from app.store import Store, open_store
+
+
+@dataclass
+class Services:
+    """The app's collaborators (see :func:`build_services`)."""
+
+    settings: Settings
+    store: Store
+    resolver: Resolver
+    client_limiter: RateLimiter
+    free_pool: FreePool
+    checks: CheckRunner
+    metrics: Metrics
+    openapi: dict[str, Any]
+    trusted_proxies: tuple[Network, ...]
+    network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
+
+    async def probe_url(self, url: str) -> ProbeResult:
+        """Probe a URL whose host did not resolve here (the probe reports the DNS result)."""
+        return await probe(url, settings=self.settings, resolver=self.resolver, network_backend=self.network_backend)
+
+    async def probe_target(self, target: ResolvedTarget, light: bool) -> ProbeResult:
+        """Probe a target already resolved and checked."""
+        return await probe(
+            target.url.url,
+            light=light,
+            settings=self.settings,
+            resolver=self.resolver,
+            network_backend=self.network_backend,
+            resolved=target,
+        )
+
+    async def authorize(self, request: Request, client: str) -> Draw | None:
+        """Decide how the check is paid: a free-pool draw, or payment.
+
+        Raises:
+            ApiError: ``free_pool_exhausted`` or ``payment_required`` (402).
+        """
+        if request.headers.get(self.settings.free_pool_header, "").strip() == "1":
+            draw = await self.free_pool.draw(client)
+            if draw is None:
+                self.metrics.pool_draws.labels(outcome="exhausted").inc()
+                raise ApiError("free_pool_exhausted", "today's free pool or this client's share is used up")
+            self.metrics.pool_draws.labels(outcome="drawn").inc()
+            return draw
+        raise ApiError(
+            "payment_required",
+            f"this check costs USD 0.005; or send {self.settings.free_pool_header}: 1 to use the free pool",
+        )
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        await self.store.aclose()
+
+
+def build_services(
+    settings: Settings,
+    *,
+    resolver: Resolver | None = None,
+    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+) -> Services:
+    """Build the collaborators for one app instance."""
+    store = open_store(settings.redis_url)
+    metrics = Metrics()
+    services = Services(
+        settings=settings,
+        store=store,
+        resolver=resolver or SystemResolver(settings.dns_timeout_s),
+        client_limiter=RateLimiter(settings.rate_limit, "check", settings.redis_url),
+        free_pool=FreePool(store, settings.free_pool_size, settings.free_pool_per_ip),
+        checks=CheckRunner.__new__(CheckRunner),
+        metrics=metrics,
+        openapi=load_document(settings),
+        trusted_proxies=parse_networks(settings.trusted_proxies),
+        network_backend=network_backend,
+    )
+    services.checks = CheckRunner(store, settings, services.probe_target, metrics)
+    return services
