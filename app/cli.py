@@ -3,6 +3,9 @@
 ``mcp-sonde check URL [--light] [--json] [--allow-private] [--ca-bundle PEM]`` probes one
 endpoint and exits with the code of its status class (:data:`EXIT_CODES`); a URL the target
 guard refuses exits with 3 and nothing is connected to.
+
+``mcp-sonde serve [--host H] [--port P] [--workers N] [--allow-private]`` runs the HTTP API
+under uvicorn (settings from ``MCP_SONDE_*`` and ``REDIS_URL``).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Final, TextIO
@@ -172,6 +176,48 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_CODES[result.status]
 
 
+def _serve(args: argparse.Namespace) -> int:
+    overrides = {
+        name: value
+        for name, value in (("host", args.host), ("port", args.port), ("workers", args.workers))
+        if value is not None
+    }
+    if args.allow_private:
+        overrides["allow_private"] = True
+    # Worker processes build their own settings from the environment: pass the flags that way.
+    for name, value in overrides.items():
+        os.environ[f"MCP_SONDE_{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"]) or "settings"
+            sys.stderr.write(f"mcp-sonde: invalid setting {where}: {error['msg']}\n")
+        return EXIT_USAGE
+    if settings.workers > 1 and not settings.redis_url:
+        sys.stderr.write("mcp-sonde: the embedded store is per process; set REDIS_URL to run more than one worker\n")
+        return EXIT_USAGE
+    import uvicorn
+
+    logging.getLogger("mcp_sonde").setLevel(logging.INFO)
+    access = logging.getLogger("mcp_sonde.access")
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(message)s"))  # one JSON object per line
+    access.addHandler(handler)
+    access.propagate = False
+    uvicorn.run(
+        "app.service.app:create_app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        access_log=False,  # uvicorn's access log prints query strings; ours does not
+        proxy_headers=False,  # client IPs follow the trusted_proxies setting instead
+        log_level="info",
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands ``check`` and, with the service, ``serve``)."""
     parser = argparse.ArgumentParser(prog="mcp-sonde", description="Live checks of remote MCP servers.")
@@ -188,6 +234,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--ca-bundle", help="PEM file of extra CAs to trust")
     check.set_defaults(handler=_check)
+    serve = commands.add_parser("serve", help="run the HTTP API (settings: MCP_SONDE_* and REDIS_URL)")
+    serve.add_argument("--host", help="listen address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="listen port (default 8000)")
+    serve.add_argument("--workers", type=int, help="worker processes (more than 1 needs REDIS_URL)")
+    serve.add_argument(
+        "--allow-private",
+        action="store_true",
+        help="development only: checks may reach http, loopback and private addresses",
+    )
+    serve.set_defaults(handler=_serve)
     return parser
 
 

@@ -78,16 +78,16 @@ class CheckRunner:
         token = secrets.token_hex(16).encode()
         seen_token: bytes | None = None
         while True:
+            if seen_token is not None:  # a probe we waited for may have finished
+                published = await self.store.get(flight + ":result")
+                if published is not None and published.startswith(seen_token + b"\n"):
+                    self.metrics.joins.inc()
+                    return ProbeResult.model_validate_json(published[len(seen_token) + 1 :])
             if await self.store.set_nx(flight + ":lock", token, lock_ttl):
                 break
             holder = await self.store.get(flight + ":lock")
             if holder is not None:
                 seen_token = holder
-            if seen_token is not None:
-                published = await self.store.get(flight + ":result")
-                if published is not None and published.startswith(seen_token + b"\n"):
-                    self.metrics.joins.inc()
-                    return ProbeResult.model_validate_json(published[len(seen_token) + 1 :])
             if time.monotonic() > deadline:
                 raise TargetBusy(math.ceil(self.settings.queue_budget_s))
             await asyncio.sleep(_POLL_S)

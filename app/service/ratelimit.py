@@ -14,10 +14,14 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
+import redis.asyncio as aioredis
 from limits import RateLimitItem, parse
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from app.store.resilient import Breaker
@@ -68,13 +72,14 @@ class RateLimiter:
         self._memory = MovingWindowRateLimiter(MemoryStorage())
         self._shared: MovingWindowRateLimiter | None = None
         self._storage: Storage | None = None
+        self._pool: aioredis.ConnectionPool | None = None
         if redis_url:
+            # Our own pool, so the connections are closed with the app; short timeouts and no
+            # client-side retries, as for the store.
+            self._pool = aioredis.ConnectionPool.from_url(redis_url, socket_timeout=0.25, socket_connect_timeout=0.25)
+            options: dict[str, Any] = {"connection_pool": self._pool, "retry": Retry(NoBackoff(), 0)}
             self._storage = RedisStorage(
-                f"async+{redis_url}",
-                implementation="redispy",
-                key_prefix="mcp-sonde:v1:limits",
-                socket_timeout=0.25,
-                socket_connect_timeout=0.25,
+                f"async+{redis_url}", implementation="redispy", key_prefix="mcp-sonde:v1:limits", **options
             )
             self._shared = MovingWindowRateLimiter(self._storage)
         self.breaker = Breaker(f"rate limiter {namespace}")
@@ -93,6 +98,11 @@ class RateLimiter:
         stats = await limiter.get_window_stats(self.item, self.namespace, client)
         reset_s = max(0, math.ceil(stats.reset_time - time.time()))
         return Decision(allowed, self.item.amount, max(0, stats.remaining), reset_s)
+
+    async def aclose(self) -> None:
+        """Close the shared storage's connections."""
+        if self._pool is not None:
+            await self._pool.aclose()
 
     async def healthy(self) -> bool:
         """``True`` without shared storage, or when it answers."""

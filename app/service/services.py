@@ -71,6 +71,7 @@ class Services:
 
     async def aclose(self) -> None:
         """Release connections."""
+        await self.client_limiter.aclose()
         await self.store.aclose()
 
 
