@@ -101,11 +101,14 @@ def test_new_probes_per_host_start_at_most_once_a_second(service: Service, raw: 
         inner(request, conn)
 
     async def burst(base: str) -> None:
-        async with httpx2.AsyncClient(timeout=30) as client, anyio.create_task_group() as group:
-            for i in range(3):
-                group.start_soon(
-                    lambda i=i: client.post(f"{base}/v1/mcp/check", json={"url": raw.url(f"/mcp?n={i}")}, headers=FREE)
-                )
+        async with httpx2.AsyncClient(timeout=30) as client:
+
+            async def one(i: int) -> None:
+                await client.post(f"{base}/v1/mcp/check", json={"url": raw.url(f"/mcp?n={i}")}, headers=FREE)
+
+            async with anyio.create_task_group() as group:
+                for i in range(3):
+                    group.start_soon(one, i)
 
     with service(host_start_interval_s=1.0, host_concurrency=5, queue_budget_s=10) as base:
         anyio.run(burst, base)

@@ -1,0 +1,89 @@
+"""The served OpenAPI document: valid, live, and true to the service (schemathesis against the live app)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+import schemathesis
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from openapi_spec_validator import validate
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from app.guard import IPAddress, ResolutionFailed
+from app.service import create_app
+from app.service.errors import API_REASONS
+from app.settings import Settings
+from tests.servers.network import LoopbackNat
+from tests.servers.uvicorn_thread import serve
+
+
+class NothingResolves:
+    """No name resolves: schemathesis's generated URLs never cause a lookup or a connection."""
+
+    async def resolve(self, host: str, port: int) -> list[IPAddress]:
+        raise ResolutionFailed("dns_nxdomain", "no such host")
+
+
+@pytest.fixture(scope="module")
+def live_base() -> Iterator[str]:
+    app = create_app(
+        Settings(free_pool_size=123, free_pool_per_ip=7, rate_limit="100000/minute", redis_url=None),
+        resolver=NothingResolves(),
+        network_backend=LoopbackNat({}),
+    )
+    with serve(app, proxy_headers=False) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+def test_served_document_is_valid_and_live(live_base: str) -> None:
+    document: dict[str, Any] = yaml.safe_load(httpx2.get(f"{live_base}/openapi.yaml").text)
+    validate(document)
+    assert document == httpx2.get(f"{live_base}/openapi.json").json()
+    pool = document["info"]["x-free-pool"]
+    assert (pool["checks_per_day"], pool["checks_per_client_per_day"], pool["header"]) == (123, 7, "X-Free-Pool")
+    assert "123 checks per UTC day" in document["components"]["parameters"]["FreePool"]["description"]
+    assert document["servers"] == [{"url": "http://127.0.0.1:8000"}]
+
+
+def test_every_api_reason_is_documented(live_base: str) -> None:
+    document = httpx2.get(f"{live_base}/openapi.json").json()
+    described = document["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["reason"]["description"]
+    missing = [reason for reason in [*API_REASONS, "internal_error"] if reason not in described]
+    assert missing == []
+
+
+@pytest.fixture(scope="module")
+def operations(live_base: str) -> list[Any]:
+    loaded = schemathesis.openapi.from_url(f"{live_base}/openapi.json")
+    found = [result.ok() for result in loaded.get_all_operations()]  # type: ignore[union-attr]
+    assert "POST /v1/mcp/check" in {operation.label for operation in found}
+    return found
+
+
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    response_headers_conformance,
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_api_conforms_to_its_contract(operations: list[Any], data: st.DataObject) -> None:
+    """Generated requests for every operation: no 5xx, and every answer as the document says."""
+    for operation in operations:
+        case = data.draw(operation.as_strategy())
+        case.call_and_validate(checks=CHECKS, timeout=30)
