@@ -1,6 +1,6 @@
 """Real Redis servers for tests.
 
-``REDIS_URL`` (default ``redis://127.0.0.1:6379/15``) names the shared server ``.ci/run``
+``MCP_SONDE_TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379/15``) names the shared server ``.ci/run``
 starts; tests that need it skip when it does not answer, except under ``CI=true``, where they
 fail. :class:`OwnRedis` starts a private ``redis-server`` on a free loopback port, for tests
 that stop and restart Redis.
@@ -24,7 +24,7 @@ DEFAULT_URL = "redis://127.0.0.1:6379/15"
 
 def shared_redis_url() -> str:
     """The shared test Redis URL, or skip/fail when it does not answer."""
-    url = os.environ.get("REDIS_URL", DEFAULT_URL)
+    url = os.environ.get("MCP_SONDE_TEST_REDIS_URL", DEFAULT_URL)
     host_port = url.split("//", 1)[1].split("/", 1)[0]
     host, _, port = host_port.rpartition(":")
     try:
