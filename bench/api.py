@@ -1,0 +1,113 @@
+"""Benchmark: the check route's own overhead.
+
+Both sides check the same fast local MCP server (``bench/slow_server.py`` with no delay, a
+separate process) with the same number of checks in flight (default 16):
+
+- baseline: :func:`app.probe.probe` called directly in a loop, in this process;
+- service: ``POST /v1/mcp/check`` on ``mcp-sonde serve`` (a separate process, one worker,
+  embedded store, free pool), driven from this process by an httpx2 client.
+
+Each check uses its own URL (a query string), so single-flight does not merge them, and the
+per-host pace is off (``host_start_interval_s=0``), so only the service's own work is added.
+Prints checks per second for both and the ratio (service / baseline).
+
+Usage: ``python -m bench.api [CHECKS] [CONCURRENCY]`` (defaults 2000 and 16).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+
+import anyio
+import httpx2
+
+from app.probe import probe
+from app.settings import Settings
+from tests.servers.ports import free_port, wait_listening
+
+
+async def _drive(n: int, concurrency: int, once: Callable[[int], Awaitable[None]]) -> float:
+    """Run ``once(i)`` for i in range(n), ``concurrency`` at a time; checks per second."""
+    next_index = 0
+    started = time.perf_counter()
+
+    async def worker() -> None:
+        nonlocal next_index
+        while next_index < n:
+            index = next_index
+            next_index += 1
+            await once(index)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(concurrency):
+            group.start_soon(worker)
+    return n / (time.perf_counter() - started)
+
+
+async def baseline(n: int, concurrency: int, target: str) -> float:
+    settings = Settings(allow_private=True)
+
+    async def once(i: int) -> None:
+        result = await probe(f"{target}?n={i}", settings=settings)
+        assert result.status == "ok", result.reason
+
+    return await _drive(n, concurrency, once)
+
+
+async def service(n: int, concurrency: int, target: str, api: str) -> float:
+    async with httpx2.AsyncClient(timeout=30, limits=httpx2.Limits(max_connections=concurrency)) as client:
+
+        async def once(i: int) -> None:
+            response = await client.post(
+                f"{api}/v1/mcp/check", json={"url": f"{target}?n={i}"}, headers={"X-Free-Pool": "1"}
+            )
+            assert response.status_code == 200 and response.json()["status"] == "ok", response.text
+
+        return await _drive(n, concurrency, once)
+
+
+def main() -> None:
+    """Print the figures."""
+    logging.disable(logging.WARNING)
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    concurrency = int(sys.argv[2]) if len(sys.argv) > 2 else 16
+    mcp_port, api_port = free_port(), free_port()
+    env = {
+        **os.environ,
+        "MCP_SONDE_ALLOW_PRIVATE": "true",
+        "MCP_SONDE_PORT": str(api_port),
+        "MCP_SONDE_HOST_START_INTERVAL_S": "0",
+        "MCP_SONDE_HOST_CONCURRENCY": "100",
+        "MCP_SONDE_FREE_POOL_SIZE": str(10 * n),
+        "MCP_SONDE_FREE_POOL_PER_IP": str(10 * n),
+        "MCP_SONDE_RATE_LIMIT": "1000000/minute",
+    }
+    env.pop("REDIS_URL", None)
+    server = subprocess.Popen([sys.executable, "-m", "bench.slow_server", str(mcp_port), "0"])
+    api = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_listening(mcp_port, server)
+        wait_listening(api_port, api)
+        target = f"http://127.0.0.1:{mcp_port}/mcp"
+        anyio.run(baseline, 50, concurrency, target)  # warm up
+        direct = anyio.run(baseline, n, concurrency, target)
+        through = anyio.run(service, n, concurrency, target, f"http://127.0.0.1:{api_port}")
+    finally:
+        for process in (api, server):
+            process.terminate()
+            process.wait(timeout=10)
+    print(f"api benchmark: {n} full checks, {concurrency} in flight, fast local MCP server")
+    print(f"  probe() directly        {direct:8.0f} checks/s")
+    print(f"  POST /v1/mcp/check      {through:8.0f} checks/s")
+    print(f"  ratio service/direct    {through / direct:8.2f}")
+
+
+if __name__ == "__main__":
+    main()
