@@ -29,3 +29,11 @@ def test_openapi_status_enum_and_result_fields_match_code() -> None:
 
 def test_every_status_has_a_reason() -> None:
     assert {status for status, _ in REASONS.values()} == set(STATUSES)
+
+
+def test_readme_lists_every_setting() -> None:
+    from app.settings import Settings
+
+    readme = (ROOT / "README.md").read_text()
+    missing = [name for name in Settings.model_fields if f"`MCP_SONDE_{name.upper()}`" not in readme]
+    assert missing == []
