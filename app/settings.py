@@ -59,6 +59,9 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("MCP_SONDE_REDIS_URL", "REDIS_URL"),
         description="Redis URL (shared cache, limits and locks); unset = the embedded in-process store.",
     )
+    redis_timeout_s: float = Field(
+        default=0.25, gt=0, le=10, description="Redis connect and read timeout; past it the in-process fallback serves."
+    )
     max_body_bytes: int = Field(default=8192, ge=256, le=1_048_576, description="Largest request body, bytes.")
     rate_limit: str = Field(
         default="60/minute", description="Requests per client IP to the check route (`limits` syntax)."

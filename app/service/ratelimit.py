@@ -64,9 +64,10 @@ class RateLimiter:
         rule: the limit.
         namespace: key prefix (one per limited route).
         redis_url: shared storage; ``None`` for in-process only.
+        timeout_s: Redis socket timeouts, seconds.
     """
 
-    def __init__(self, rule: str, namespace: str, redis_url: str | None = None) -> None:
+    def __init__(self, rule: str, namespace: str, redis_url: str | None = None, timeout_s: float = 0.25) -> None:
         self.item: RateLimitItem = parse(rule)
         self.namespace = namespace
         self._memory = MovingWindowRateLimiter(MemoryStorage())
@@ -76,7 +77,9 @@ class RateLimiter:
         if redis_url:
             # Our own pool, so the connections are closed with the app; short timeouts and no
             # client-side retries, as for the store.
-            self._pool = aioredis.ConnectionPool.from_url(redis_url, socket_timeout=0.25, socket_connect_timeout=0.25)
+            self._pool = aioredis.ConnectionPool.from_url(
+                redis_url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
+            )
             options: dict[str, Any] = {"connection_pool": self._pool, "retry": Retry(NoBackoff(), 0)}
             self._storage = RedisStorage(
                 f"async+{redis_url}", implementation="redispy", key_prefix="mcp-sonde:v1:limits", **options

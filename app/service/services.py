@@ -82,13 +82,13 @@ def build_services(
     network_backend: httpcore2.AsyncNetworkBackend | None = None,
 ) -> Services:
     """Build the collaborators for one app instance."""
-    store = open_store(settings.redis_url)
+    store = open_store(settings.redis_url, settings.redis_timeout_s)
     metrics = Metrics()
     services = Services(
         settings=settings,
         store=store,
         resolver=resolver or SystemResolver(settings.dns_timeout_s),
-        client_limiter=RateLimiter(settings.rate_limit, "check", settings.redis_url),
+        client_limiter=RateLimiter(settings.rate_limit, "check", settings.redis_url, settings.redis_timeout_s),
         free_pool=FreePool(store, settings.free_pool_size, settings.free_pool_per_ip),
         checks=CheckRunner.__new__(CheckRunner),
         metrics=metrics,

@@ -71,7 +71,16 @@ def test_one_probe_for_concurrent_checks_in_one_instance(service: Service, raw: 
 
 def test_one_probe_across_instances_through_redis(service: Service, raw: RawServer, clean_redis: str) -> None:
     handshakes = slow_server(raw, delay_s=0.8)
-    settings = {"redis_url": clean_redis, "free_pool_per_ip": 500, "free_pool_size": 500, "rate_limit": "1000/minute"}
+    # Three instances share one test process here, so Redis answers can lag behind a busy
+    # event loop: a longer Redis timeout keeps the instances on Redis (as separate processes
+    # would be) instead of falling back to their own in-process stores.
+    settings = {
+        "redis_url": clean_redis,
+        "redis_timeout_s": 3.0,
+        "free_pool_per_ip": 500,
+        "free_pool_size": 500,
+        "rate_limit": "1000/minute",
+    }
     with service(**settings) as first, service(**settings) as second, service(**settings) as third:
         responses = anyio.run(burst, [first, second, third], raw.url("/mcp"), 60)
     assert [r.status_code for r in responses] == [200] * 60
@@ -88,7 +97,7 @@ def test_a_later_check_probes_again(service: Service, raw: RawServer) -> None:
 
 
 def test_free_pool_shared_across_instances(service: Service, sdk_base: str, clean_redis: str) -> None:
-    settings = {"redis_url": clean_redis, "free_pool_per_ip": 3, "rate_limit": "1000/minute"}
+    settings = {"redis_url": clean_redis, "redis_timeout_s": 3.0, "free_pool_per_ip": 3, "rate_limit": "1000/minute"}
     with service(**settings) as first, service(**settings) as second:
         codes = [
             httpx2.post(
