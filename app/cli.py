@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from pydantic import ValidationError
 
 from app import __version__
 from app.errors import SondeError, TargetRefused
+from app.logs import SERVICE_LOGGING, configure_cli_logging
 from app.probe import ProbeResult, probe
 from app.settings import Settings
 
@@ -55,13 +55,6 @@ def _looks_local(reason: str, url: str) -> bool:
         return True
     host = (urlsplit(url).hostname or "") if reason == "host_not_public_name" else ""
     return host == "localhost" or host.endswith(".localhost")
-
-
-def configure_logging(level: int = logging.WARNING) -> None:
-    """Log to stderr; the HTTP client's request log is silenced (it would print URLs with query strings)."""
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    for noisy in ("httpx2", "httpcore2", "httpx", "httpcore"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def _summary(result: ProbeResult, out: TextIO) -> None:
@@ -199,12 +192,6 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     import uvicorn
 
-    logging.getLogger("mcp_sonde").setLevel(logging.INFO)
-    access = logging.getLogger("mcp_sonde.access")
-    handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter("%(message)s"))  # one JSON object per line
-    access.addHandler(handler)
-    access.propagate = False
     uvicorn.run(
         "app.service.app:create_app",
         factory=True,
@@ -213,7 +200,7 @@ def _serve(args: argparse.Namespace) -> int:
         workers=settings.workers,
         access_log=False,  # uvicorn's access log prints query strings; ours does not
         proxy_headers=False,  # client IPs follow the trusted_proxies setting instead
-        log_level="info",
+        log_config=SERVICE_LOGGING,  # applied in every worker process
     )
     return 0
 
@@ -249,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-sonde`` console script; returns the exit code."""
-    configure_logging()
+    configure_cli_logging()
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")  # never fail on output, whatever a server sent

@@ -51,9 +51,12 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="Address `mcp-sonde serve` listens on.")
     port: int = Field(default=8000, ge=0, le=65535, description="Port `mcp-sonde serve` listens on.")
     workers: int = Field(default=1, ge=1, le=64, description="uvicorn worker processes (more than 1 needs Redis).")
-    public_url: str = Field(
-        default="http://127.0.0.1:8000", description="Public base URL of this service (links, x402 resource)."
+    public_url: str | None = Field(
+        default=None,
+        description="Public base URL of this service (links, the OpenAPI server, the x402 resource); "
+        "default http://<host>:<port>.",
     )
+    price_usd: str = Field(default="0.005", description="Price of one check in USD (paid in USDC).")
     redis_url: str | None = Field(
         default=None,
         validation_alias=AliasChoices("MCP_SONDE_REDIS_URL", "REDIS_URL"),
@@ -80,12 +83,15 @@ class Settings(BaseSettings):
         default_factory=list,
         description="Peers (IPs or CIDRs) whose X-Forwarded-For is believed; empty = use the socket peer.",
     )
-    openapi_path: str | None = Field(
-        default=None, description="Path of openapi.yaml (default: the one next to the source tree)."
-    )
+    openapi_path: str | None = Field(default=None, description="Path of openapi.yaml (default: the packaged one).")
     ca_bundle: str | None = Field(
         default=None, description="Path of a PEM file whose CAs are trusted in addition to the system roots."
     )
+
+    @property
+    def public_base_url(self) -> str:
+        """``public_url`` without a trailing slash, or ``http://<host>:<port>`` when unset."""
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
     @field_validator("ca_bundle")
     @classmethod

@@ -33,7 +33,7 @@ class TargetBusy(SondeError):
     """The target host has no free probe slot within the budget. ``retry_after`` is in seconds."""
 
     def __init__(self, retry_after: int) -> None:
-        super().__init__("target_busy", "the target host already has its share of probes running")
+        super().__init__("target_busy", "the target host's turn for a new probe did not come in time")
         self.retry_after = retry_after
 
 

@@ -9,7 +9,7 @@ until the day has passed everywhere.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from app.store import Store, key
 
@@ -54,7 +54,19 @@ class FreePool:
         """Return a draw (the check was not served)."""
         await self.store.undraw(list(draw.keys))
 
+    async def pool_left(self) -> int:
+        """Free checks left today for all clients together."""
+        (used,) = await self.store.counters([self._keys("-")[0]])
+        return max(0, self.size - used)
+
     async def remaining(self, client: str) -> int:
         """Free checks left for ``client`` today."""
         used_pool, used_client = await self.store.counters(list(self._keys(client)))
         return max(0, min(self.size - used_pool, self.per_client - used_client))
+
+
+def seconds_to_utc_midnight(now: datetime | None = None) -> int:
+    """Whole seconds until the next UTC day begins (at least 1)."""
+    moment = now or datetime.now(UTC)
+    tomorrow = (moment + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return max(1, int((tomorrow - moment).total_seconds() + 0.999))

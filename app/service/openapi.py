@@ -15,7 +15,8 @@ import yaml
 
 from app.settings import Settings
 
-DEFAULT_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
+#: The contract ships inside the package (the repository's top-level openapi.yaml links here).
+DEFAULT_PATH = Path(__file__).resolve().parent / "openapi.yaml"
 
 
 def load_document(settings: Settings) -> dict[str, Any]:
@@ -27,7 +28,7 @@ def load_document(settings: Settings) -> dict[str, Any]:
     path = Path(settings.openapi_path) if settings.openapi_path else DEFAULT_PATH
     document: dict[str, Any] = yaml.safe_load(path.read_text())
     live = copy.deepcopy(document)
-    live["servers"] = [{"url": settings.public_url}]
+    live["servers"] = [{"url": settings.public_base_url}]
     live.setdefault("info", {})["x-free-pool"] = {
         "header": settings.free_pool_header,
         "checks_per_day": settings.free_pool_size,

@@ -32,18 +32,28 @@ async def check(request: Request) -> Response:
     draw is given back whenever the check is not served.
     """
     services = services_of(request)
-    settings = services.settings
     client = rate_key(client_ip(request, services.trusted_proxies))
     decision = await services.client_limiter.hit(client)
     if not decision.allowed:
         services.metrics.limits_hit.labels(limit="client_rate").inc()
         raise ApiError("rate_limited", "too many requests from this client", headers=decision.headers())
+    try:
+        response = await _checked(request, services, client)
+    except ApiError as exc:
+        exc.headers = decision.headers() | exc.headers  # every answer shows the client's budget
+        raise
+    response.headers.update(decision.headers())
+    return response
+
+
+async def _checked(request: Request, services: Services, client: str) -> Response:
+    settings = services.settings
     body = await read_check_request(request, settings.max_body_bytes)
     try:
         target = check_url(body.url, allow_private=settings.allow_private)
         resolved = await resolve_target(target, resolver=services.resolver, allow_private=settings.allow_private)
     except TargetRefused as exc:
-        raise ApiError(exc.reason, exc.message, 422, headers=decision.headers()) from exc
+        raise ApiError(exc.reason, exc.message, 422) from exc
     except ResolutionFailed:
         resolved = None  # a normal result with status dns; the probe reports it
     draw = await services.authorize(request, client)
@@ -56,13 +66,10 @@ async def check(request: Request) -> Response:
                 result = await services.checks.check(resolved)
         except TargetBusy as exc:
             services.metrics.limits_hit.labels(limit="target_busy").inc()
-            retry = {"Retry-After": str(exc.retry_after)}
-            raise ApiError("target_busy", exc.message, headers=retry) from exc
+            raise ApiError("target_busy", exc.message, headers={"Retry-After": str(exc.retry_after)}) from exc
         except ProbeFailed as exc:
             raise ApiError("probe_internal_error", exc.message) from exc
-        headers = decision.headers()
-        if draw is not None:
-            headers["X-Free-Pool-Remaining"] = str(draw.remaining)
+        headers = {"X-Free-Pool-Remaining": str(draw.remaining)} if draw is not None else {}
         served = True
         return Response(result.model_dump_json(), media_type="application/json", headers=headers)
     finally:

@@ -13,7 +13,7 @@ from app.probe import ProbeResult, probe
 from app.service.checks import CheckRunner
 from app.service.clientip import Network, parse_networks
 from app.service.errors import ApiError
-from app.service.freepool import Draw, FreePool
+from app.service.freepool import Draw, FreePool, seconds_to_utc_midnight
 from app.service.metrics import Metrics
 from app.service.openapi import load_document
 from app.service.ratelimit import RateLimiter
@@ -61,12 +61,17 @@ class Services:
             draw = await self.free_pool.draw(client)
             if draw is None:
                 self.metrics.pool_draws.labels(outcome="exhausted").inc()
-                raise ApiError("free_pool_exhausted", "today's free pool or this client's share is used up")
+                which = "this client's share" if await self.free_pool.pool_left() > 0 else "today's pool"
+                headers = {"Retry-After": str(seconds_to_utc_midnight()), "X-Free-Pool-Remaining": "0"}
+                raise ApiError(
+                    "free_pool_exhausted", f"{which} of free checks is used up until 00:00 UTC", headers=headers
+                )
             self.metrics.pool_draws.labels(outcome="drawn").inc()
             return draw
         raise ApiError(
             "payment_required",
-            f"this check costs USD 0.005; or send {self.settings.free_pool_header}: 1 to use the free pool",
+            f"this check costs USD {self.settings.price_usd}; or send {self.settings.free_pool_header}: 1 "
+            "to draw on the free pool",
         )
 
     async def aclose(self) -> None:

@@ -62,6 +62,21 @@ def test_per_client_share_then_402(service: Service, sdk_base: str) -> None:
         last = check(base, f"{sdk_base}/stateless-json/mcp", FREE)
     assert codes == [200, 200, 402]
     assert last.json()["error"]["reason"] == "free_pool_exhausted"
+    assert 1 <= int(last.headers["retry-after"]) <= 86_400
+    assert last.headers["x-free-pool-remaining"] == "0"
+    assert "client's share" in last.json()["error"]["message"]
+
+
+def test_every_answer_of_the_route_shows_the_rate_limit(service: Service) -> None:
+    with service(rate_limit="10/minute") as base:
+        answers = [
+            httpx2.post(f"{base}/v1/mcp/check", content=b"x", headers={"content-type": "text/plain"}),
+            httpx2.post(f"{base}/v1/mcp/check", content=b"{", headers={"content-type": "application/json"}),
+            check(base, "https://127.0.0.1/"),
+            check(base, "http://127.0.0.1:9/mcp"),
+        ]
+    assert [a.status_code for a in answers] == [415, 400, 402, 402]
+    assert [a.headers["x-ratelimit-remaining"] for a in answers] == ["9", "8", "7", "6"]
 
 
 def test_daily_pool_shared_by_all_clients(service: Service, sdk_base: str) -> None:
