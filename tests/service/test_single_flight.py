@@ -84,7 +84,8 @@ def test_one_probe_across_instances_through_redis(service: Service, raw: RawServ
     with service(**settings) as first, service(**settings) as second, service(**settings) as third:
         responses = anyio.run(burst, [first, second, third], raw.url("/mcp"), 60)
     assert [r.status_code for r in responses] == [200] * 60
-    assert len(handshakes) == 1
+    seen = [(r.method, r.path, r.message.get("method"), r.headers.get("user-agent")) for r in raw.seen]
+    assert len(handshakes) == 1, seen
     assert len({r.json()["checked_at"] for r in responses}) == 1
 
 
