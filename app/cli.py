@@ -201,6 +201,8 @@ def _serve(args: argparse.Namespace) -> int:
         access_log=False,  # uvicorn's access log prints query strings; ours does not
         proxy_headers=False,  # client IPs follow the trusted_proxies setting instead
         log_config=SERVICE_LOGGING,  # applied in every worker process
+        limit_concurrency=settings.limit_concurrency,
+        timeout_keep_alive=5,
     )
     return 0
 

@@ -65,7 +65,14 @@ class Settings(BaseSettings):
     redis_timeout_s: float = Field(
         default=0.25, gt=0, le=10, description="Redis connect and read timeout; past it the in-process fallback serves."
     )
+    redis_namespace: str = Field(
+        default="", max_length=64, description="Prefix before every Redis key, for deployments sharing one Redis."
+    )
     max_body_bytes: int = Field(default=8192, ge=256, le=1_048_576, description="Largest request body, bytes.")
+    body_timeout_s: float = Field(default=10.0, gt=0, le=120, description="Time a request body may take, seconds.")
+    limit_concurrency: int = Field(
+        default=1024, ge=1, description="Open connections per process before `serve` answers 503 (uvicorn)."
+    )
     rate_limit: str = Field(
         default="60/minute", description="Requests per client IP to the check route (`limits` syntax)."
     )

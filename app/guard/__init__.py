@@ -7,7 +7,7 @@ every address. See the module docstrings for the policy and the RFCs behind it.
 from __future__ import annotations
 
 from app.guard.addresses import IPAddress, classify, is_public
-from app.guard.resolver import ResolutionFailed, Resolver, SystemResolver
+from app.guard.resolver import ResolutionFailed, Resolver, ResolverBusy, SystemResolver
 from app.guard.target import ResolvedTarget, resolve_target
 from app.guard.url import MAX_URL_LENGTH, REFUSAL_REASONS, TargetUrl, check_url
 
@@ -18,6 +18,7 @@ __all__ = [
     "ResolutionFailed",
     "ResolvedTarget",
     "Resolver",
+    "ResolverBusy",
     "SystemResolver",
     "TargetUrl",
     "check_url",

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from typing import Protocol
+import threading
+from typing import Any, Protocol
 
 import anyio
+import anyio.to_thread
 
 from app.errors import SondeError
 from app.guard.addresses import IPAddress
@@ -44,17 +46,46 @@ class Resolver(Protocol):
 _NXDOMAIN_CODES = {socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME)}
 
 
+class ResolverBusy(SondeError):
+    """Every lookup thread is taken (reason ``resolver_busy``): our own capacity, not the target's fault."""
+
+
+#: At most this many getaddrinfo threads run at once, counted from the moment a thread starts
+#: until it really ends: a lookup abandoned at its timeout keeps its slot while the system
+#: resolver still holds the thread, so slow name servers cannot multiply threads.
+LOOKUP_THREADS = 32
+_slots = threading.BoundedSemaphore(LOOKUP_THREADS)
+_thread_limiter = anyio.CapacityLimiter(LOOKUP_THREADS)
+
+
 class SystemResolver:
-    """:class:`Resolver` over ``getaddrinfo`` (run in a worker thread), bounded by ``timeout_s`` seconds."""
+    """:class:`Resolver` over ``getaddrinfo`` in worker threads, bounded by ``timeout_s`` seconds.
+
+    Raises :class:`ResolverBusy` at once when :data:`LOOKUP_THREADS` lookups are already running.
+    """
 
     def __init__(self, timeout_s: float = 3.0) -> None:
         self.timeout_s = timeout_s
 
     async def resolve(self, host: str, port: int) -> list[IPAddress]:
-        """See :meth:`Resolver.resolve`."""
+        """See :meth:`Resolver.resolve`.
+
+        Raises:
+            ResolutionFailed: no usable answer.
+            ResolverBusy: no lookup thread free.
+        """
+        if not _slots.acquire(blocking=False):
+            raise ResolverBusy("resolver_busy", "too many host lookups are running; try again shortly")
+
+        def lookup() -> list[tuple[Any, ...]]:
+            try:
+                return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            finally:
+                _slots.release()
+
         try:
             with anyio.fail_after(self.timeout_s):
-                infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+                infos = await anyio.to_thread.run_sync(lookup, abandon_on_cancel=True, limiter=_thread_limiter)
         except TimeoutError as exc:
             raise ResolutionFailed("dns_timeout", f"no answer within {self.timeout_s} s") from exc
         except socket.gaierror as exc:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from app.probe.reasons import REASONS, STATUSES, Status
 from app.probe.result import ProbeResult, ServerInfo, SessionInfo, Timings, ToolsInfo
-from app.probe.runner import ProbeFailed, client_info, probe, user_agent
+from app.probe.runner import ProbeFailed, client_info, probe, unresolved_result, user_agent
 
 __all__ = [
     "REASONS",
@@ -22,5 +22,6 @@ __all__ = [
     "ToolsInfo",
     "client_info",
     "probe",
+    "unresolved_result",
     "user_agent",
 ]

@@ -57,6 +57,13 @@ def _warn_allow_private() -> None:
     logger.warning("allow_private is ON: probes may reach http, loopback and private addresses (development only)")
 
 
+def unresolved_result(url: TargetUrl, failure: ResolutionFailed, *, light: bool = False) -> ProbeResult:
+    """The ``dns`` result for a URL whose host did not resolve (nothing was connected to)."""
+    findings = Findings(url=url.url, checked_at=datetime.now(UTC), light=light)
+    findings.fail("dns", Verdict(failure.reason))
+    return findings.to_result()
+
+
 def client_info() -> dict[str, str]:
     """The MCP ``clientInfo`` the probe sends (``Implementation``: name and version)."""
     return {"name": CLIENT_NAME, "version": __version__}

@@ -1,8 +1,10 @@
 """JSON access logs: one line per request, without query strings or bodies.
 
 Policy: URLs people check can carry keys (in the path or the query of the *target*, which
-travels in the body or in ``?url=``), so the log keeps only the method, the route path, the
-status, the duration and the client IP. No query string, no body, no headers.
+travels in the body or in ``?url=``), and a client can put anything in a request path, so the
+log keeps only the method, the route path when it is one of the app's routes (else
+``<unmatched>``), the status, the duration and the client IP. No query string, no body, no
+headers.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ logger = logging.getLogger("mcp_sonde.access")
 class AccessLog:
     """ASGI middleware writing one JSON line per HTTP request to the ``mcp_sonde.access`` logger."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, paths: frozenset[str] = frozenset()) -> None:
         self.app = app
+        self.paths = paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -41,7 +44,7 @@ class AccessLog:
             client = scope.get("client")
             line = {
                 "method": scope["method"],
-                "path": scope["path"][:256],
+                "path": scope["path"] if scope["path"] in self.paths else "<unmatched>",
                 "status": status,
                 "ms": round((time.perf_counter() - started) * 1000, 1),
                 "client": client[0] if client else None,

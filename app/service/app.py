@@ -60,18 +60,20 @@ def create_app(
         finally:
             await services.aclose()
 
+    table = [
+        Route("/v1/mcp/check", routes.check, methods=["POST"]),
+        Route("/healthz", routes.healthz),
+        Route("/readyz", routes.readyz),
+        Route("/metrics", routes.metrics),
+        Route("/openapi.yaml", routes.openapi_yaml),
+        Route("/openapi.json", routes.openapi_json),
+    ]
     app = Starlette(
-        routes=[
-            Route("/v1/mcp/check", routes.check, methods=["POST"]),
-            Route("/healthz", routes.healthz),
-            Route("/readyz", routes.readyz),
-            Route("/metrics", routes.metrics),
-            Route("/openapi.yaml", routes.openapi_yaml),
-            Route("/openapi.json", routes.openapi_json),
-        ],
-        middleware=[Middleware(AccessLog)],
+        routes=table,
+        middleware=[Middleware(AccessLog, paths=frozenset(route.path for route in table))],
         exception_handlers={ApiError: handle_api_error, HTTPException: _http_error, Exception: _unexpected},
         lifespan=lifespan,
     )
+    app.router.redirect_slashes = False  # a redirect would echo the client's Host header; answer 404
     app.state.services = services
     return app

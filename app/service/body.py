@@ -1,14 +1,16 @@
 """Reading the check request body strictly: JSON, small, exactly the fields we know.
 
 Policy: the body is read up to ``max_bytes`` and no further (a larger one is refused with 413
-without reading it all); ``Content-Type`` must be ``application/json``; the object must have
-exactly one field, ``url``, a string. Anything else is a 4xx with a stable reason.
+without reading it all), within ``timeout_s`` (a body that trickles gets 408);
+``Content-Type`` must be ``application/json``; the object must have exactly one field,
+``url``, a string. Anything else is a 4xx with a stable reason.
 """
 
 from __future__ import annotations
 
 import json
 
+import anyio
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 from starlette.requests import Request
 
@@ -22,11 +24,11 @@ class CheckRequest(BaseModel):
     url: StrictStr
 
 
-async def read_check_request(request: Request, max_bytes: int) -> CheckRequest:
+async def read_check_request(request: Request, max_bytes: int, timeout_s: float = 10.0) -> CheckRequest:
     """Parse the body of a check request.
 
     Raises:
-        ApiError: ``unsupported_media_type`` (415), ``body_too_large`` (413),
+        ApiError: ``unsupported_media_type`` (415), ``body_too_large`` (413), ``body_timeout`` (408),
             ``invalid_json`` (400) or ``invalid_body`` (422).
     """
     media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
@@ -36,10 +38,14 @@ async def read_check_request(request: Request, max_bytes: int) -> CheckRequest:
     if declared is not None and (not declared.isdigit() or int(declared) > max_bytes):
         raise ApiError("body_too_large", f"the body may be at most {max_bytes} bytes")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > max_bytes:
-            raise ApiError("body_too_large", f"the body may be at most {max_bytes} bytes")
+    try:
+        with anyio.fail_after(timeout_s):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise ApiError("body_too_large", f"the body may be at most {max_bytes} bytes")
+    except TimeoutError as exc:
+        raise ApiError("body_timeout", f"the body did not arrive within {timeout_s} s") from exc
     try:
         payload = json.loads(body)
     except (ValueError, RecursionError) as exc:

@@ -65,9 +65,17 @@ class RateLimiter:
         namespace: key prefix (one per limited route).
         redis_url: shared storage; ``None`` for in-process only.
         timeout_s: Redis socket timeouts, seconds.
+        redis_namespace: prefix before every Redis key (see the ``redis_namespace`` setting).
     """
 
-    def __init__(self, rule: str, namespace: str, redis_url: str | None = None, timeout_s: float = 0.25) -> None:
+    def __init__(
+        self,
+        rule: str,
+        namespace: str,
+        redis_url: str | None = None,
+        timeout_s: float = 0.25,
+        redis_namespace: str = "",
+    ) -> None:
         self.item: RateLimitItem = parse(rule)
         self.namespace = namespace
         self._memory = MovingWindowRateLimiter(MemoryStorage())
@@ -82,7 +90,10 @@ class RateLimiter:
             )
             options: dict[str, Any] = {"connection_pool": self._pool, "retry": Retry(NoBackoff(), 0)}
             self._storage = RedisStorage(
-                f"async+{redis_url}", implementation="redispy", key_prefix="mcp-sonde:v1:limits", **options
+                f"async+{redis_url}",
+                implementation="redispy",
+                key_prefix=f"{redis_namespace}mcp-sonde:v1:limits",
+                **options,
             )
             self._shared = MovingWindowRateLimiter(self._storage)
         self.breaker = Breaker(f"rate limiter {namespace}")

@@ -9,8 +9,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from app.errors import TargetRefused
-from app.guard import ResolutionFailed, check_url, resolve_target
-from app.probe import ProbeFailed
+from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
+from app.probe import ProbeFailed, unresolved_result
 from app.service.body import read_check_request
 from app.service.checks import TargetBusy
 from app.service.clientip import client_ip, rate_key
@@ -48,20 +48,25 @@ async def check(request: Request) -> Response:
 
 async def _checked(request: Request, services: Services, client: str) -> Response:
     settings = services.settings
-    body = await read_check_request(request, settings.max_body_bytes)
+    body = await read_check_request(request, settings.max_body_bytes, settings.body_timeout_s)
     try:
         target = check_url(body.url, allow_private=settings.allow_private)
-        resolved = await resolve_target(target, resolver=services.resolver, allow_private=settings.allow_private)
+        resolved: ResolvedTarget | ResolutionFailed = await resolve_target(
+            target, resolver=services.resolver, allow_private=settings.allow_private
+        )
     except TargetRefused as exc:
         raise ApiError(exc.reason, exc.message, 422) from exc
-    except ResolutionFailed:
-        resolved = None  # a normal result with status dns; the probe reports it
+    except ResolutionFailed as failure:
+        resolved = failure  # a normal result with status dns; nothing to connect to
+    except ResolverBusy as exc:
+        raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
     draw = await services.authorize(request, client)
     served = False
     try:
         try:
-            if resolved is None:
-                result = await services.probe_url(target.url)
+            if isinstance(resolved, ResolutionFailed):
+                result = unresolved_result(target, resolved)
+                services.metrics.probes.labels(status=result.status).inc()
             else:
                 result = await services.checks.check(resolved)
         except TargetBusy as exc:

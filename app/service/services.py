@@ -36,10 +36,6 @@ class Services:
     trusted_proxies: tuple[Network, ...]
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
 
-    async def probe_url(self, url: str) -> ProbeResult:
-        """Probe a URL whose host did not resolve here (the probe reports the DNS result)."""
-        return await probe(url, settings=self.settings, resolver=self.resolver, network_backend=self.network_backend)
-
     async def probe_target(self, target: ResolvedTarget, light: bool) -> ProbeResult:
         """Probe a target already resolved and checked."""
         return await probe(
@@ -87,13 +83,15 @@ def build_services(
     network_backend: httpcore2.AsyncNetworkBackend | None = None,
 ) -> Services:
     """Build the collaborators for one app instance."""
-    store = open_store(settings.redis_url, settings.redis_timeout_s)
+    store = open_store(settings.redis_url, settings.redis_timeout_s, settings.redis_namespace)
     metrics = Metrics()
     services = Services(
         settings=settings,
         store=store,
         resolver=resolver or SystemResolver(settings.dns_timeout_s),
-        client_limiter=RateLimiter(settings.rate_limit, "check", settings.redis_url, settings.redis_timeout_s),
+        client_limiter=RateLimiter(
+            settings.rate_limit, "check", settings.redis_url, settings.redis_timeout_s, settings.redis_namespace
+        ),
         free_pool=FreePool(store, settings.free_pool_size, settings.free_pool_per_ip),
         checks=CheckRunner.__new__(CheckRunner),
         metrics=metrics,

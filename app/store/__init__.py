@@ -10,8 +10,8 @@ from app.store.resilient import ResilientStore
 __all__ = ["MemoryStore", "RedisStore", "ResilientStore", "Store", "StoreError", "key", "open_store"]
 
 
-def open_store(redis_url: str | None, timeout_s: float = 0.25) -> Store:
+def open_store(redis_url: str | None, timeout_s: float = 0.25, namespace: str = "") -> Store:
     """A :class:`ResilientStore` over Redis when ``redis_url`` is set, else a :class:`MemoryStore`."""
     if redis_url:
-        return ResilientStore(RedisStore(redis_url, timeout_s=timeout_s))
+        return ResilientStore(RedisStore(redis_url, timeout_s=timeout_s, namespace=namespace))
     return MemoryStore()

@@ -55,13 +55,15 @@ class RedisStore(Store):
     Args:
         url: a ``redis://`` or ``rediss://`` URL.
         timeout_s: socket connect and read timeout, seconds.
+        namespace: prefix put before every key (deployments or test runs sharing one Redis).
 
     Every method raises :class:`app.store.base.StoreError` when Redis fails.
     """
 
     name = "redis"
 
-    def __init__(self, url: str, timeout_s: float = 0.25) -> None:
+    def __init__(self, url: str, timeout_s: float = 0.25, namespace: str = "") -> None:
+        self._ns = namespace
         self.client: aioredis.Redis = aioredis.Redis.from_url(
             url,
             socket_timeout=timeout_s,
@@ -76,45 +78,45 @@ class RedisStore(Store):
 
     async def get(self, key: str) -> bytes | None:
         try:
-            value = await self.client.get(key)
+            value = await self.client.get(self._ns + key)
         except (RedisError, OSError) as exc:
             raise StoreError(str(exc)) from exc
         return value if isinstance(value, bytes) else None
 
     async def set(self, key: str, value: bytes, ttl_s: float) -> None:
         try:
-            await self.client.set(key, value, px=max(1, int(ttl_s * 1000)))
+            await self.client.set(self._ns + key, value, px=max(1, int(ttl_s * 1000)))
         except (RedisError, OSError) as exc:
             raise StoreError(str(exc)) from exc
 
     async def set_nx(self, key: str, value: bytes, ttl_s: float) -> bool:
         try:
-            return bool(await self.client.set(key, value, px=max(1, int(ttl_s * 1000)), nx=True))
+            return bool(await self.client.set(self._ns + key, value, px=max(1, int(ttl_s * 1000)), nx=True))
         except (RedisError, OSError) as exc:
             raise StoreError(str(exc)) from exc
 
     async def delete_if_equal(self, key: str, value: bytes) -> bool:
         try:
-            return bool(await self._delete_if_equal(keys=[key], args=[value]))
+            return bool(await self._delete_if_equal(keys=[self._ns + key], args=[value]))
         except (RedisError, OSError) as exc:
             raise StoreError(str(exc)) from exc
 
     async def draw(self, keys: list[str], caps: list[int], ttl_s: float) -> list[int] | None:
         try:
-            values = await self._draw(keys=keys, args=[max(1, int(ttl_s * 1000)), *caps])
+            values = await self._draw(keys=[self._ns + k for k in keys], args=[max(1, int(ttl_s * 1000)), *caps])
         except (RedisError, OSError) as exc:
             raise StoreError(str(exc)) from exc
         return [int(v) for v in values] if values else None
 
     async def undraw(self, keys: list[str]) -> None:
         try:
-            await self._undraw(keys=keys)
+            await self._undraw(keys=[self._ns + k for k in keys])
         except (RedisError, OSError) as exc:
             raise StoreError(str(exc)) from exc
 
     async def counters(self, keys: list[str]) -> list[int]:
         try:
-            values = await self.client.mget(keys)
+            values = await self.client.mget([self._ns + k for k in keys])
         except (RedisError, OSError) as exc:
             raise StoreError(str(exc)) from exc
         return [int(v) if v is not None else 0 for v in values]
@@ -122,7 +124,9 @@ class RedisStore(Store):
     async def acquire_slot(self, key: str, token: str, limit: int, ttl_s: float) -> bool:
         try:
             now_ms = int(await self._now_ms())
-            result = await self._acquire_slot(keys=[key], args=[now_ms, max(1, int(ttl_s * 1000)), limit, token])
+            result = await self._acquire_slot(
+                keys=[self._ns + key], args=[now_ms, max(1, int(ttl_s * 1000)), limit, token]
+            )
         except (RedisError, OSError) as exc:
             raise StoreError(str(exc)) from exc
         return bool(result)
@@ -133,7 +137,7 @@ class RedisStore(Store):
 
     async def release_slot(self, key: str, token: str) -> None:
         try:
-            await self.client.zrem(key, token)
+            await self.client.zrem(self._ns + key, token)
         except (RedisError, OSError) as exc:
             raise StoreError(str(exc)) from exc
 

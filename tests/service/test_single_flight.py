@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
+import uuid
 from pathlib import Path
 
 import anyio
@@ -50,12 +50,9 @@ async def burst(bases: list[str], url: str, n: int) -> list[httpx2.Response]:
 
 
 @pytest.fixture
-def clean_redis() -> Iterator[str]:
-    url = shared_redis_url()
-    client = redis.Redis.from_url(url)
-    client.flushdb()
-    client.close()
-    yield url
+def clean_redis() -> dict[str, str]:
+    """The shared test Redis, with a key namespace of this test's own (runs may share the server)."""
+    return {"redis_url": shared_redis_url(), "redis_namespace": f"test-{uuid.uuid4().hex[:12]}:"}
 
 
 def test_one_probe_for_concurrent_checks_in_one_instance(service: Service, raw: RawServer) -> None:
@@ -69,13 +66,15 @@ def test_one_probe_for_concurrent_checks_in_one_instance(service: Service, raw: 
     assert "mcp_sonde_single_flight_joins_total 19.0" in metrics
 
 
-def test_one_probe_across_instances_through_redis(service: Service, raw: RawServer, clean_redis: str) -> None:
+def test_one_probe_across_instances_through_redis(
+    service: Service, raw: RawServer, clean_redis: dict[str, str]
+) -> None:
     handshakes = slow_server(raw, delay_s=0.8)
     # Three instances share one test process here, so Redis answers can lag behind a busy
     # event loop: a longer Redis timeout keeps the instances on Redis (as separate processes
     # would be) instead of falling back to their own in-process stores.
     settings = {
-        "redis_url": clean_redis,
+        **clean_redis,
         "redis_timeout_s": 3.0,
         "free_pool_per_ip": 500,
         "free_pool_size": 500,
@@ -97,8 +96,8 @@ def test_a_later_check_probes_again(service: Service, raw: RawServer) -> None:
     assert len(handshakes) == 2
 
 
-def test_free_pool_shared_across_instances(service: Service, sdk_base: str, clean_redis: str) -> None:
-    settings = {"redis_url": clean_redis, "redis_timeout_s": 3.0, "free_pool_per_ip": 3, "rate_limit": "1000/minute"}
+def test_free_pool_shared_across_instances(service: Service, sdk_base: str, clean_redis: dict[str, str]) -> None:
+    settings = {**clean_redis, "redis_timeout_s": 3.0, "free_pool_per_ip": 3, "rate_limit": "1000/minute"}
     with service(**settings) as first, service(**settings) as second:
         codes = [
             httpx2.post(

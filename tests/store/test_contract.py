@@ -111,3 +111,24 @@ async def test_ping(store: Store) -> None:
 def test_keys_hide_their_parts() -> None:
     k = key("result", "https://mcp.example.com/mcp?token=secret")
     assert "secret" not in k and k.startswith("mcp-sonde:v1:result:")
+
+
+async def test_redis_namespace_prefixes_every_key() -> None:
+    import redis.asyncio as aioredis
+
+    url = shared_redis_url()
+    namespace = f"ns-{uuid.uuid4().hex[:8]}:"
+    store = RedisStore(url, namespace=namespace)
+    raw = aioredis.Redis.from_url(url)
+    try:
+        k = fresh("value")
+        await store.set(k, b"v", 5)
+        assert await raw.get(namespace + k) == b"v"
+        assert await raw.get(k) is None
+        assert await store.draw([fresh("pool")], [1], 5) == [1]
+        assert await store.acquire_slot(fresh("slots"), "t", 1, 5)
+        assert all(key.startswith(namespace.encode()) for key in await raw.keys(namespace + "*"))
+        assert len(await raw.keys(namespace + "*")) == 3
+    finally:
+        await store.aclose()
+        await raw.aclose()
