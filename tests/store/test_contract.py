@@ -127,7 +127,7 @@ async def test_redis_namespace_prefixes_every_key() -> None:
         assert await raw.get(k) is None
         assert await store.draw([fresh("pool")], [1], 5) == [1]
         assert await store.acquire_slot(fresh("slots"), "t", 1, 5)
-        assert all(key.startswith(namespace.encode()) for key in await raw.keys(namespace + "*"))
+        assert all(bytes(key).startswith(namespace.encode()) for key in await raw.keys(namespace + "*"))
         assert len(await raw.keys(namespace + "*")) == 3
     finally:
         await store.aclose()
