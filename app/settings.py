@@ -14,8 +14,19 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class PaymentNetwork(BaseModel):
+    """One accepted payment option: a CAIP-2 network, a USDC-like asset, its EIP-712 domain."""
+
+    model_config = ConfigDict(extra="forbid")
+    network: str = Field(pattern=r"^eip155:[0-9]{1,20}$")
+    asset: str = Field(pattern=r"^0x[0-9a-fA-F]{40}$")
+    name: str = "USD Coin"
+    version: str = "2"
+    decimals: int = Field(default=6, ge=0, le=18)
 
 
 class Settings(BaseSettings):
@@ -91,6 +102,27 @@ class Settings(BaseSettings):
         description="Peers (IPs or CIDRs) whose X-Forwarded-For is believed; empty = use the socket peer.",
     )
     openapi_path: str | None = Field(default=None, description="Path of openapi.yaml (default: the packaged one).")
+    # --- payment (x402 v2) ---------------------------------------------------------------------
+    pay_to: str | None = Field(
+        default=None, description="Address that receives payments (EVM, 0x...); unset = paid checks are off."
+    )
+    payment_networks: list[PaymentNetwork] = Field(
+        default_factory=lambda: [
+            PaymentNetwork(network="eip155:8453", asset="0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"),
+            PaymentNetwork(network="eip155:137", asset="0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359"),
+        ],
+        description="Accepted networks and USDC assets with their EIP-712 domain (JSON list).",
+    )
+    facilitator_url: str = Field(
+        default="https://x402.org/facilitator", description="x402 facilitator that verifies and settles payments."
+    )
+    facilitator_headers: dict[str, str] = Field(
+        default_factory=dict, description="Extra headers for the facilitator (for example authorization)."
+    )
+    facilitator_timeout_s: float = Field(default=15.0, gt=0, le=120, description="Budget of one facilitator call.")
+    payment_timeout_s: int = Field(
+        default=60, ge=10, le=3600, description="maxTimeoutSeconds of the payment requirements."
+    )
     ca_bundle: str | None = Field(
         default=None, description="Path of a PEM file whose CAs are trusted in addition to the system roots."
     )
@@ -110,6 +142,28 @@ class Settings(BaseSettings):
             raise ValueError(f"CA bundle {value!r} is not a readable file")
         if b"-----BEGIN CERTIFICATE-----" not in path.read_bytes()[: 1024 * 1024]:
             raise ValueError(f"CA bundle {value!r} holds no PEM certificate")
+        return value
+
+    @field_validator("pay_to")
+    @classmethod
+    def _pay_to_is_an_address(cls, value: str | None) -> str | None:
+        import re
+
+        if value is not None and not re.fullmatch(r"0x[0-9a-fA-F]{40}", value):
+            raise ValueError("pay_to must be an EVM address (0x and 40 hex digits)")
+        return value
+
+    @field_validator("price_usd")
+    @classmethod
+    def _price_is_a_decimal(cls, value: str) -> str:
+        from decimal import Decimal, InvalidOperation
+
+        try:
+            price = Decimal(value)
+        except InvalidOperation as exc:
+            raise ValueError("price_usd must be a decimal number") from exc
+        if price <= 0 or price.as_tuple().exponent < -6:  # type: ignore[operator]
+            raise ValueError("price_usd must be positive with at most 6 decimals")
         return value
 
     @field_validator("rate_limit")

@@ -10,6 +10,7 @@ import httpcore2
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -22,6 +23,17 @@ from app.service.services import build_services
 from app.settings import Settings, get_settings
 
 logger = logging.getLogger("mcp_sonde.service")
+
+#: Response headers browsers may read (x402 clients in a page need the payment headers).
+EXPOSED_HEADERS = [
+    "PAYMENT-REQUIRED",
+    "PAYMENT-RESPONSE",
+    "X-Free-Pool-Remaining",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+    "Retry-After",
+]
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -67,10 +79,21 @@ def create_app(
         Route("/metrics", routes.metrics),
         Route("/openapi.yaml", routes.openapi_yaml),
         Route("/openapi.json", routes.openapi_json),
+        Route("/.well-known/x402", routes.well_known_x402),
     ]
     app = Starlette(
         routes=table,
-        middleware=[Middleware(AccessLog, paths=frozenset(route.path for route in table))],
+        middleware=[
+            Middleware(AccessLog, paths=frozenset(route.path for route in table)),
+            Middleware(
+                CORSMiddleware,
+                allow_origins=["*"],
+                allow_methods=["GET", "POST"],
+                allow_headers=["content-type", "payment-signature", settings.free_pool_header],
+                expose_headers=EXPOSED_HEADERS,
+                max_age=600,
+            ),
+        ],
         exception_handlers={ApiError: handle_api_error, HTTPException: _http_error, Exception: _unexpected},
         lifespan=lifespan,
     )

@@ -6,7 +6,7 @@ Every error answer is ``{"error": {"reason": <key>, "message": <text>}}``; clien
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -21,6 +21,19 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "body_timeout": (408, "The body did not arrive in time."),
     "unsupported_media_type": (415, "The Content-Type must be application/json."),
     "payment_required": (402, "Pay for the check (x402) or ask for a free-pool check."),
+    "invalid_payment": (
+        400,
+        "PAYMENT-SIGNATURE is not a base64 x402 v2 PaymentPayload with an EIP-3009 authorization.",
+    ),
+    "payment_mismatch": (
+        402,
+        "The payment does not match any accepted payment option (amount, asset, network, payTo).",
+    ),
+    "payment_invalid": (402, "The facilitator refused the payment (signature, time window, balance, nonce)."),
+    "payment_already_used": (402, "This payment has already bought a check."),
+    "payment_in_use": (409, "This payment is buying another check right now."),
+    "settlement_failed": (402, "Settlement failed; the result is withheld and nothing was charged."),
+    "facilitator_unavailable": (503, "The payment facilitator is unavailable; nothing was charged."),
     "free_pool_exhausted": (402, "Today's free pool, or this client's share of it, is used up."),
     "rate_limited": (429, "Too many requests from this client; see Retry-After."),
     "target_busy": (429, "The target host already has its share of probes running; see Retry-After."),
@@ -39,14 +52,21 @@ class ApiError(SondeError):
         message: human-readable text.
         status_code: defaults to the reason's status (422 for guard reasons).
         headers: extra response headers (for example ``Retry-After``).
+        body: a body other than the error object (402 answers carry the x402 document).
     """
 
     def __init__(
-        self, reason: str, message: str, status_code: int | None = None, headers: dict[str, str] | None = None
+        self,
+        reason: str,
+        message: str,
+        status_code: int | None = None,
+        headers: dict[str, str] | None = None,
+        body: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(reason, message)
         self.status_code = status_code or API_REASONS.get(reason, (422, ""))[0]
         self.headers = headers or {}
+        self.body = body
 
 
 def error_response(reason: str, message: str, status_code: int, headers: dict[str, str] | None = None) -> Response:
@@ -59,4 +79,6 @@ def error_response(reason: str, message: str, status_code: int, headers: dict[st
 async def handle_api_error(request: Request, exc: Exception) -> Response:
     """Starlette exception handler for :class:`ApiError`."""
     assert isinstance(exc, ApiError)
+    if exc.body is not None:
+        return JSONResponse(exc.body, status_code=exc.status_code, headers=exc.headers)
     return error_response(exc.reason, exc.message, exc.status_code, exc.headers)

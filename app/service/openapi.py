@@ -1,7 +1,8 @@
 """Serving ``openapi.yaml`` with the live settings filled in.
 
 The document in the repository is the contract; at start-up the service reads it once and sets
-the free-pool figures (``x-free-pool``), the header name and the server URL from the settings,
+the free-pool figures (``x-free-pool``), the header name, the server URL and the live payment
+options (``x-payment-info`` of the check operation) from the settings,
 so what clients read always states the deployment's real limits.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from app.payment.requirements import CHECK_PATH, payment_requirements
 from app.settings import Settings
 
 #: The contract ships inside the package (the repository's top-level openapi.yaml links here).
@@ -35,6 +37,18 @@ def load_document(settings: Settings) -> dict[str, Any]:
         "checks_per_client_per_day": settings.free_pool_per_ip,
         "day": "UTC",
     }
+    operation = live.get("paths", {}).get(CHECK_PATH, {}).get("post")
+    if operation is not None:
+        operation["x-payment-info"] = {
+            "protocol": "x402",
+            "x402Version": 2,
+            "scheme": "exact",
+            "price": {"usd": settings.price_usd},
+            "accepts": [
+                r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in payment_requirements(settings)
+            ],
+            "enabled": settings.pay_to is not None,
+        }
     parameters = live.get("components", {}).get("parameters", {})
     if "FreePool" in parameters:
         parameters["FreePool"]["name"] = settings.free_pool_header

@@ -10,6 +10,7 @@ from starlette.responses import JSONResponse, Response
 
 from app.errors import TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
+from app.payment import Payment, PaymentGate, payment_required
 from app.probe import ProbeFailed, unresolved_result
 from app.service.body import read_check_request
 from app.service.checks import TargetBusy
@@ -28,8 +29,9 @@ def services_of(request: Request) -> Services:
 async def check(request: Request) -> Response:
     """``POST /v1/mcp/check``: one live check, paid or drawn from the free pool.
 
-    Order: client rate limit, body, target guard (422, nothing charged), payment, probe. A
-    draw is given back whenever the check is not served.
+    Order: client rate limit, body, target guard (422, nothing charged), payment (x402 or a
+    free-pool draw), probe, settlement. A draw is given back and a payment's lock released
+    whenever the check is not served; a payment is settled only for a served result.
     """
     services = services_of(request)
     client = rate_key(client_ip(request, services.trusted_proxies))
@@ -60,8 +62,8 @@ async def _checked(request: Request, services: Services, client: str) -> Respons
         resolved = failure  # a normal result with status dns; nothing to connect to
     except ResolverBusy as exc:
         raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
-    draw = await services.authorize(request, client)
-    served = False
+    paid_with = await services.authorize(request, client)
+    served = settled = False
     try:
         try:
             if isinstance(resolved, ResolutionFailed):
@@ -74,12 +76,18 @@ async def _checked(request: Request, services: Services, client: str) -> Respons
             raise ApiError("target_busy", exc.message, headers={"Retry-After": str(exc.retry_after)}) from exc
         except ProbeFailed as exc:
             raise ApiError("probe_internal_error", exc.message) from exc
-        headers = {"X-Free-Pool-Remaining": str(draw.remaining)} if draw is not None else {}
+        if isinstance(paid_with, Payment):
+            headers = PaymentGate.response_header(await services.payments.settle(paid_with))
+            settled = True
+        else:
+            headers = {"X-Free-Pool-Remaining": str(paid_with.remaining)}
         served = True
         return Response(result.model_dump_json(), media_type="application/json", headers=headers)
     finally:
-        if not served and draw is not None:
-            await _give_back(services, draw)
+        if isinstance(paid_with, Payment) and not settled:
+            await services.payments.release(paid_with)
+        elif isinstance(paid_with, Draw) and not served:
+            await _give_back(services, paid_with)
 
 
 async def _give_back(services: Services, draw: Draw) -> None:
@@ -97,12 +105,15 @@ async def readyz(request: Request) -> Response:
     services = services_of(request)
     store_ok = await services.store.ping()
     limits_ok = await services.client_limiter.healthy()
+    paid = services.payments.enabled
+    facilitator_ok = await services.payments.facilitator.healthy() if paid else False
     shared = services.settings.redis_url is not None
-    degraded = shared and not (store_ok and limits_ok)
+    degraded = (shared and not (store_ok and limits_ok)) or (paid and not facilitator_ok)
     body = {
         "status": "degraded" if degraded else "ready",
         "store": {"backend": "redis" if shared else "memory", "ok": store_ok},
         "rate_limits": {"shared": shared, "ok": limits_ok},
+        "payments": {"enabled": paid, "facilitator_ok": facilitator_ok},
     }
     return JSONResponse(body)
 
@@ -121,3 +132,13 @@ async def openapi_yaml(request: Request) -> Response:
 async def openapi_json(request: Request) -> Response:
     """``GET /openapi.json``: the same document as JSON."""
     return Response(json.dumps(services_of(request).openapi), media_type="application/json")
+
+
+async def well_known_x402(request: Request) -> Response:
+    """``GET /.well-known/x402``: the paid resources of this service and how to pay for them."""
+    services = services_of(request)
+    document = payment_required(services.settings, "payment_required")
+    resource = document.model_dump(mode="json", by_alias=True, exclude_none=True)
+    resource.pop("error", None)
+    resource["method"] = "POST"
+    return JSONResponse({"x402Version": 2, "resources": [resource] if services.payments.enabled else []})

@@ -9,10 +9,10 @@ import httpcore2
 from starlette.requests import Request
 
 from app.guard import ResolvedTarget, Resolver, SystemResolver
+from app.payment import HttpFacilitator, Payment, PaymentGate
 from app.probe import ProbeResult, probe
 from app.service.checks import CheckRunner
 from app.service.clientip import Network, parse_networks
-from app.service.errors import ApiError
 from app.service.freepool import Draw, FreePool, seconds_to_utc_midnight
 from app.service.metrics import Metrics
 from app.service.openapi import load_document
@@ -34,6 +34,7 @@ class Services:
     metrics: Metrics
     openapi: dict[str, Any]
     trusted_proxies: tuple[Network, ...]
+    payments: PaymentGate
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
 
     async def probe_target(self, target: ResolvedTarget, light: bool) -> ProbeResult:
@@ -47,32 +48,36 @@ class Services:
             resolved=target,
         )
 
-    async def authorize(self, request: Request, client: str) -> Draw | None:
-        """Decide how the check is paid: a free-pool draw, or payment.
+    async def authorize(self, request: Request, client: str) -> Draw | Payment:
+        """Decide how the check is paid: an x402 payment, or a free-pool draw.
 
         Raises:
-            ApiError: ``free_pool_exhausted`` or ``payment_required`` (402).
+            ApiError: 402 (with the x402 ``PaymentRequired`` document), 400, 409 or 503; see
+                :mod:`app.payment.gate` and ``free_pool_exhausted``.
         """
+        signature = request.headers.get("payment-signature")
+        if signature is not None:
+            return await self.payments.begin(signature)
         if request.headers.get(self.settings.free_pool_header, "").strip() == "1":
             draw = await self.free_pool.draw(client)
             if draw is None:
                 self.metrics.pool_draws.labels(outcome="exhausted").inc()
                 which = "this client's share" if await self.free_pool.pool_left() > 0 else "today's pool"
                 headers = {"Retry-After": str(seconds_to_utc_midnight()), "X-Free-Pool-Remaining": "0"}
-                raise ApiError(
-                    "free_pool_exhausted", f"{which} of free checks is used up until 00:00 UTC", headers=headers
-                )
+                message = f"{which} of free checks is used up until 00:00 UTC; pay with x402 instead"
+                raise self.payments.required("free_pool_exhausted", message, headers=headers)
             self.metrics.pool_draws.labels(outcome="drawn").inc()
             return draw
-        raise ApiError(
+        raise self.payments.required(
             "payment_required",
-            f"this check costs USD {self.settings.price_usd}; or send {self.settings.free_pool_header}: 1 "
-            "to draw on the free pool",
+            f"this check costs USD {self.settings.price_usd} (x402: PAYMENT-SIGNATURE); or send "
+            f"{self.settings.free_pool_header}: 1 to draw on the free pool",
         )
 
     async def aclose(self) -> None:
         """Release connections."""
         await self.client_limiter.aclose()
+        await self.payments.facilitator.aclose()
         await self.store.aclose()
 
 
@@ -97,6 +102,11 @@ def build_services(
         metrics=metrics,
         openapi=load_document(settings),
         trusted_proxies=parse_networks(settings.trusted_proxies),
+        payments=PaymentGate(
+            settings,
+            HttpFacilitator(settings.facilitator_url, settings.facilitator_headers, settings.facilitator_timeout_s),
+            store,
+        ),
         network_backend=network_backend,
     )
     services.checks = CheckRunner(store, settings, services.probe_target, metrics)

@@ -40,3 +40,9 @@ def service() -> Service:
             yield f"http://127.0.0.1:{port}"
 
     return run
+
+
+def reason_of(response: Any) -> str:
+    """The stable reason of an error answer: ``error.reason``, or ``error`` of an x402 402 document."""
+    error = response.json()["error"]
+    return str(error["reason"] if isinstance(error, dict) else error)

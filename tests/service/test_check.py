@@ -11,7 +11,7 @@ import pytest
 from tests.servers.network import FixedResolver
 from tests.servers.raw import RawServer, Request, send
 from tests.servers.raw_mcp import MiniMcp
-from tests.service.conftest import Service
+from tests.service.conftest import Service, reason_of
 
 FREE = {"X-Free-Pool": "1"}
 
@@ -47,7 +47,8 @@ def test_no_payment_and_no_pool_header_is_402(service: Service, sdk_base: str) -
     with service() as base:
         for headers in ({}, {"X-Free-Pool": "0"}, {"X-Free-Pool": "yes"}):
             response = check(base, f"{sdk_base}/stateless-json/mcp", headers)
-            assert (response.status_code, response.json()["error"]["reason"]) == (402, "payment_required")
+            assert (response.status_code, reason_of(response)) == (402, "payment_required")
+            assert response.json()["x402Version"] == 2 and "payment-required" in response.headers
 
 
 def test_the_pool_header_name_is_a_setting(service: Service, sdk_base: str) -> None:
@@ -61,10 +62,10 @@ def test_per_client_share_then_402(service: Service, sdk_base: str) -> None:
         codes = [check(base, f"{sdk_base}/stateless-json/mcp", FREE).status_code for _ in range(3)]
         last = check(base, f"{sdk_base}/stateless-json/mcp", FREE)
     assert codes == [200, 200, 402]
-    assert last.json()["error"]["reason"] == "free_pool_exhausted"
+    assert reason_of(last) == "free_pool_exhausted"
     assert 1 <= int(last.headers["retry-after"]) <= 86_400
     assert last.headers["x-free-pool-remaining"] == "0"
-    assert "client's share" in last.json()["error"]["message"]
+    assert "client's share" in last.json()["message"]
 
 
 def test_every_answer_of_the_route_shows_the_rate_limit(service: Service) -> None:

@@ -1,0 +1,120 @@
+"""The x402 facilitator: verifies and settles payments (x402 v2 facilitator API).
+
+``POST {url}/verify`` and ``POST {url}/settle`` take ``{"x402Version", "paymentPayload",
+"paymentRequirements"}`` and answer a ``VerifyResponse`` / ``SettleResponse``; ``GET
+{url}/supported`` lists what the facilitator handles. Calls go through httpx2 with a short
+budget; a facilitator that fails, times out or answers garbage raises
+:class:`FacilitatorUnavailable` (the API answers 503 and charges nothing).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+import httpx2
+from pydantic import ValidationError
+from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse
+
+from app.errors import SondeError
+
+MAX_REPLY_BYTES = 64 * 1024
+
+
+class FacilitatorUnavailable(SondeError):
+    """The facilitator could not be reached or gave no usable answer (reason ``facilitator_unavailable``)."""
+
+
+class Facilitator(Protocol):
+    """What the payment gate needs from a facilitator."""
+
+    async def verify(self, payload: PaymentPayload, requirements: PaymentRequirements) -> VerifyResponse:
+        """Check the signed authorization against the requirements (no funds move)."""
+        ...
+
+    async def settle(self, payload: PaymentPayload, requirements: PaymentRequirements) -> SettleResponse:
+        """Execute the transfer on chain."""
+        ...
+
+    async def healthy(self) -> bool:
+        """``True`` when the facilitator answers."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+class HttpFacilitator:
+    """A facilitator reached over HTTP(S) with httpx2.
+
+    Args:
+        url: base URL (``/verify``, ``/settle`` and ``/supported`` are appended).
+        headers: extra headers, for hosted facilitators that want credentials.
+        timeout_s: budget of one call, seconds (settlement waits for the chain).
+    """
+
+    def __init__(self, url: str, headers: dict[str, str] | None = None, timeout_s: float = 15.0) -> None:
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+        self._client = httpx2.AsyncClient(
+            headers={"Accept": "application/json", **(headers or {})},
+            timeout=httpx2.Timeout(timeout_s, connect=min(5.0, timeout_s)),
+            follow_redirects=False,
+        )
+        self._health: tuple[float, bool] = (0.0, False)
+
+    async def _post(self, path: str, payload: PaymentPayload, requirements: PaymentRequirements) -> dict[str, Any]:
+        body = {
+            "x402Version": payload.x402_version,
+            "paymentPayload": payload.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "paymentRequirements": requirements.model_dump(mode="json", by_alias=True, exclude_none=True),
+        }
+        try:
+            response = await self._client.post(self.url + path, json=body)
+        except httpx2.HTTPError as exc:
+            raise FacilitatorUnavailable("facilitator_unavailable", f"facilitator {path} failed") from exc
+        if response.status_code >= 500 or len(response.content) > MAX_REPLY_BYTES:
+            raise FacilitatorUnavailable(
+                "facilitator_unavailable", f"facilitator {path} answered {response.status_code}"
+            )
+        try:
+            answer = response.json()
+        except ValueError as exc:
+            raise FacilitatorUnavailable("facilitator_unavailable", f"facilitator {path} answered no JSON") from exc
+        if not isinstance(answer, dict):
+            raise FacilitatorUnavailable("facilitator_unavailable", f"facilitator {path} answered no object")
+        return answer
+
+    async def verify(self, payload: PaymentPayload, requirements: PaymentRequirements) -> VerifyResponse:
+        """See :class:`Facilitator`."""
+        answer = await self._post("/verify", payload, requirements)
+        try:
+            return VerifyResponse.model_validate(answer)
+        except ValidationError as exc:
+            raise FacilitatorUnavailable("facilitator_unavailable", "facilitator /verify answer is malformed") from exc
+
+    async def settle(self, payload: PaymentPayload, requirements: PaymentRequirements) -> SettleResponse:
+        """See :class:`Facilitator`."""
+        answer = await self._post("/settle", payload, requirements)
+        try:
+            return SettleResponse.model_validate(answer)
+        except ValidationError as exc:
+            raise FacilitatorUnavailable("facilitator_unavailable", "facilitator /settle answer is malformed") from exc
+
+    async def healthy(self) -> bool:
+        """``GET /supported`` answers 200 (cached for 10 s)."""
+        checked_at, ok = self._health
+        if time.monotonic() - checked_at < 10:
+            return ok
+        try:
+            response = await self._client.get(self.url + "/supported", timeout=2.0)
+            ok = response.status_code == 200
+        except httpx2.HTTPError:
+            ok = False
+        self._health = (time.monotonic(), ok)
+        return ok
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self._client.aclose()

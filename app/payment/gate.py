@@ -1,0 +1,150 @@
+"""Paid checks: one payment buys one check, and nothing is charged for a check not served.
+
+Policy (x402 v2, scheme ``exact`` with EIP-3009):
+
+1. Decode ``PAYMENT-SIGNATURE`` (malformed: 400 ``invalid_payment``); its ``accepted`` must
+   equal one of our requirements (else 402 ``payment_mismatch``).
+2. Verify with the facilitator against *our* requirement (not the client's copy). Invalid:
+   402 with the facilitator's reason. Facilitator down: 503, nothing charged.
+3. Lock the authorization in the store, keyed on network, asset, payer and EIP-3009 nonce,
+   never on the signature (ECDSA signatures are malleable: a second valid signature for the
+   same authorization exists). A lock held by a check in progress: 409 ``payment_in_use``; by
+   a settled check: 402 ``payment_already_used``. Nothing is probed for either.
+4. After the probe, settle. Success: ``PAYMENT-RESPONSE`` on the 200, and the lock stays
+   (marked settled) until the authorization could no longer be valid. Failure: the result is
+   withheld (402 ``settlement_failed`` with ``PAYMENT-RESPONSE`` ``success: false``).
+5. A check not served (our 4xx/5xx, 429, a probe that failed through our fault) releases the
+   lock and is never settled, so the same authorization can be used again.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+from x402.http.utils import encode_payment_required_header, encode_payment_response_header
+from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse
+
+from app.payment.facilitator import Facilitator, FacilitatorUnavailable
+from app.payment.requirements import matching_requirement, payment_required, payment_requirements
+from app.service.errors import ApiError
+from app.settings import Settings
+from app.store import Store, key
+
+MAX_HEADER_BYTES = 16 * 1024
+_IN_PROGRESS = b"in-progress"
+_SETTLED = b"settled"
+
+
+@dataclass
+class Payment:
+    """A verified payment holding its lock."""
+
+    payload: PaymentPayload
+    requirements: PaymentRequirements
+    lock: str
+    payer: str
+
+
+class PaymentGate:
+    """Verifies, locks and settles x402 payments for the check route.
+
+    Args:
+        settings: price, networks, ``payTo``, timeouts.
+        facilitator: verifies and settles.
+        store: where authorization locks live.
+    """
+
+    def __init__(self, settings: Settings, facilitator: Facilitator, store: Store) -> None:
+        self.settings = settings
+        self.facilitator = facilitator
+        self.store = store
+        self.requirements = payment_requirements(settings)
+
+    @property
+    def enabled(self) -> bool:
+        """Paid checks are on (a ``pay_to`` address is configured)."""
+        return bool(self.requirements)
+
+    def required(self, reason: str, message: str, status: int = 402, headers: dict[str, str] | None = None) -> ApiError:
+        """An error answer whose body is the x402 ``PaymentRequired`` document (``error`` = ``reason``)."""
+        document = payment_required(self.settings, reason)
+        body = document.model_dump(mode="json", by_alias=True, exclude_none=True)
+        body["message"] = message
+        extra = {"PAYMENT-REQUIRED": encode_payment_required_header(document), "Cache-Control": "no-store"}
+        return ApiError(reason, message, status, headers=extra | (headers or {}), body=body)
+
+    def _decode(self, header: str) -> PaymentPayload:
+        if len(header) > MAX_HEADER_BYTES:
+            raise self.required("invalid_payment", "the PAYMENT-SIGNATURE header is too large", 400)
+        try:
+            raw = base64.b64decode(header.strip(), validate=True)
+            payload = PaymentPayload.model_validate(json.loads(raw))
+        except (binascii.Error, ValueError, RecursionError, ValidationError) as exc:
+            raise self.required(
+                "invalid_payment", "PAYMENT-SIGNATURE is not a base64 x402 v2 PaymentPayload", 400
+            ) from exc
+        if payload.x402_version != 2:
+            raise self.required("invalid_payment", "only x402 version 2 is accepted", 400)
+        return payload
+
+    async def begin(self, header: str) -> Payment:
+        """Steps 1 to 3 of the module policy.
+
+        Raises:
+            ApiError: 400/402/409 (see the module docs), or 503 ``facilitator_unavailable``.
+        """
+        if not self.enabled:
+            raise self.required("payment_required", "paid checks are not configured here; use the free pool")
+        payload = self._decode(header)
+        requirement = matching_requirement(payload, self.requirements)
+        if requirement is None:
+            raise self.required("payment_mismatch", "the payment does not match any accepted payment option")
+        authorization = payload.payload.get("authorization")
+        if not isinstance(authorization, dict):
+            raise self.required("invalid_payment", "the payload holds no EIP-3009 authorization", 400)
+        payer, nonce = str(authorization.get("from", "")).lower(), str(authorization.get("nonce", "")).lower()
+        try:
+            verdict = await self.facilitator.verify(payload, requirement)
+        except FacilitatorUnavailable as exc:
+            raise ApiError(exc.reason, "the payment facilitator is unavailable; nothing was charged", 503) from exc
+        if not verdict.is_valid:
+            reason = verdict.invalid_reason or "invalid_payment"
+            raise self.required("payment_invalid", f"the facilitator refused the payment: {reason}"[:300])
+        lock = key("payment", requirement.network, requirement.asset.lower(), payer, nonce)
+        ttl = self.settings.payment_timeout_s + self.settings.probe_timeout_s + 60
+        if not await self.store.set_nx(lock, _IN_PROGRESS, ttl):
+            state = await self.store.get(lock)
+            if state == _SETTLED:
+                raise self.required("payment_already_used", "this payment has already bought a check")
+            raise ApiError("payment_in_use", "this payment is already buying a check", 409)
+        return Payment(payload=payload, requirements=requirement, lock=lock, payer=payer)
+
+    async def settle(self, payment: Payment) -> SettleResponse:
+        """Step 4: settle; on success mark the lock settled.
+
+        Raises:
+            ApiError: 402 ``settlement_failed`` (with ``PAYMENT-RESPONSE``), or 503.
+        """
+        try:
+            response = await self.facilitator.settle(payment.payload, payment.requirements)
+        except FacilitatorUnavailable as exc:
+            raise ApiError(exc.reason, "the payment facilitator is unavailable; the result is withheld", 503) from exc
+        if not response.success:
+            headers = {"PAYMENT-RESPONSE": encode_payment_response_header(response)}
+            raise self.required("settlement_failed", "settlement failed; the result is withheld", headers=headers)
+        ttl = self.settings.payment_timeout_s * 2 + 600
+        await self.store.set(payment.lock, _SETTLED, ttl)
+        return response
+
+    async def release(self, payment: Payment) -> None:
+        """Step 5: the check was not served; free the authorization for another try."""
+        await self.store.delete_if_equal(payment.lock, _IN_PROGRESS)
+
+    @staticmethod
+    def response_header(response: SettleResponse) -> dict[str, str]:
+        """``PAYMENT-RESPONSE`` for a successful settlement."""
+        return {"PAYMENT-RESPONSE": encode_payment_response_header(response)}
