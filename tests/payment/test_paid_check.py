@@ -1,0 +1,308 @@
+"""Paid checks end to end on an offline chain: real signatures, a real facilitator, real transfers."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import time
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from tests.payment.chain import PRICE, START_BALANCE, Chain, decode, encode, malleate, pay, with_authorization
+from tests.payment.conftest import PaidService
+from tests.servers.raw import RawServer, Request
+from tests.servers.raw_mcp import MiniMcp
+from tests.service.conftest import reason_of
+
+
+def payment_for(base: str, chain: Chain, url: dict[str, str], account: Any = None) -> str:
+    unpaid = httpx2.post(f"{base}/v1/mcp/check", json=url)
+    assert unpaid.status_code == 402
+    return anyio.run(pay, account or chain.payer, unpaid.headers["payment-required"])
+
+
+def paid_post(base: str, url: dict[str, str], signature: str) -> httpx2.Response:
+    return httpx2.post(f"{base}/v1/mcp/check", json=url, headers={"PAYMENT-SIGNATURE": signature}, timeout=30)
+
+
+def settled_transfers(chain: Chain) -> list[Any]:
+    return [log for log in chain.transfers() if log["args"]["sender"] != "0x" + "0" * 40]
+
+
+@pytest.fixture
+def target(raw: RawServer) -> dict[str, str]:
+    raw.routes["/mcp"] = MiniMcp()
+    return {"url": raw.url("/mcp")}
+
+
+def probes_of(raw: RawServer) -> int:
+    return sum(1 for r in raw.seen if r.message.get("method") == "server/discover")
+
+
+def test_402_states_the_requirements(paid_service: PaidService, chain: Chain, target: dict[str, str]) -> None:
+    with paid_service() as base:
+        response = httpx2.post(f"{base}/v1/mcp/check", json=target, headers={"Origin": "https://agent.example"})
+    assert response.status_code == 402
+    document = json.loads(base64.b64decode(response.headers["payment-required"]))
+    body = response.json()
+    assert {k: v for k, v in body.items() if k != "message"} == document
+    assert document["x402Version"] == 2 and document["error"] == "payment_required"
+    assert document["resource"]["url"] == "https://sonde.example.org/v1/mcp/check"
+    (option,) = document["accepts"]
+    assert option == {
+        "scheme": "exact",
+        "network": chain.network,
+        "asset": chain.token.address,
+        "amount": "5000",
+        "payTo": chain.pay_to.address,
+        "maxTimeoutSeconds": 60,
+        "extra": {"name": "USD Coin", "version": "2"},
+    }
+    assert "bazaar" in document["extensions"]
+    exposed = response.headers["access-control-expose-headers"].lower()
+    assert "payment-required" in exposed and "payment-response" in exposed
+
+
+def test_default_requirements_name_base_and_polygon_usdc() -> None:
+    from app.payment import payment_requirements
+    from app.settings import Settings
+
+    options = payment_requirements(Settings(pay_to="0x" + "1" * 40))
+    assert [(o.network, o.asset, o.amount, o.extra) for o in options] == [
+        ("eip155:8453", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "5000", {"name": "USD Coin", "version": "2"}),
+        ("eip155:137", "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359", "5000", {"name": "USD Coin", "version": "2"}),
+    ]
+
+
+def test_happy_path(paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str]) -> None:
+    with paid_service() as base:
+        signature = payment_for(base, chain, target)
+        paid = paid_post(base, target, signature)
+    assert paid.status_code == 200, paid.text
+    assert paid.json()["status"] == "ok" and paid.json()["server"]["name"] == "mini"
+    receipt = json.loads(base64.b64decode(paid.headers["payment-response"]))
+    assert receipt["success"] is True and receipt["transaction"].startswith("0x")
+    assert receipt["network"] == chain.network and receipt["payer"].lower() == chain.payer.address.lower()
+    assert chain.balance(chain.payer) == START_BALANCE - PRICE
+    assert chain.balance(chain.pay_to) == PRICE
+    (transfer,) = settled_transfers(chain)
+    assert (transfer["args"]["sender"], transfer["args"]["receiver"], transfer["args"]["value"]) == (
+        chain.payer.address,
+        chain.pay_to.address,
+        PRICE,
+    )
+    assert probes_of(raw) == 1
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("amount", "4999"), ("payTo", "0x" + "2" * 40), ("asset", "0x" + "3" * 40), ("network", "eip155:8453")],
+)
+def test_payment_that_does_not_match_our_requirements(
+    paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str], field: str, value: str
+) -> None:
+    with paid_service() as base:
+        payload = decode(payment_for(base, chain, target))
+        accepted = payload.accepted.model_dump(by_alias=True) | {field: value}
+        tampered = encode(payload.model_copy(update={"accepted": type(payload.accepted).model_validate(accepted)}))
+        response = paid_post(base, target, tampered)
+    assert (response.status_code, reason_of(response)) == (402, "payment_mismatch")
+    assert chain.balance(chain.payer) == START_BALANCE and probes_of(raw) == 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"value": PRICE - 1},
+        {"to": "0x" + "4" * 40},
+        {"valid_before": int(time.time()) - 10},
+        {"valid_after": int(time.time()) + 3600},
+    ],
+    ids=["authorizes-less", "authorizes-someone-else", "expired", "not-yet-valid"],
+)
+def test_authorization_the_facilitator_refuses(
+    paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str], change: dict[str, Any]
+) -> None:
+    with paid_service() as base:
+        signature = with_authorization(payment_for(base, chain, target), chain, chain.payer, **change)
+        response = paid_post(base, target, signature)
+    assert (response.status_code, reason_of(response)) == (402, "payment_invalid")
+    assert chain.balance(chain.payer) == START_BALANCE and probes_of(raw) == 0
+
+
+def test_tampered_signature(paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str]) -> None:
+    with paid_service() as base:
+        payload = decode(payment_for(base, chain, target))
+        signature = payload.payload["signature"]
+        flipped = signature[:10] + ("0" if signature[10] != "0" else "1") + signature[11:]
+        tampered = encode(payload.model_copy(update={"payload": payload.payload | {"signature": flipped}}))
+        response = paid_post(base, target, tampered)
+    assert (response.status_code, reason_of(response)) == (402, "payment_invalid")
+    assert chain.balance(chain.payer) == START_BALANCE and probes_of(raw) == 0
+
+
+def test_insufficient_balance(paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str]) -> None:
+    with paid_service() as base:
+        response = paid_post(base, target, payment_for(base, chain, target, account=chain.broke))
+    assert (response.status_code, reason_of(response)) == (402, "payment_invalid")
+    assert chain.balance(chain.broke) == PRICE - 1 and probes_of(raw) == 0
+
+
+@pytest.mark.parametrize("twin", [False, True], ids=["same-header", "malleated-signature"])
+def test_the_same_payment_again_after_success(
+    paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str], twin: bool
+) -> None:
+    with paid_service() as base:
+        signature = payment_for(base, chain, target)
+        assert paid_post(base, target, signature).status_code == 200
+        if twin:
+            payload = decode(signature)
+            signature = encode(
+                payload.model_copy(
+                    update={"payload": payload.payload | {"signature": malleate(payload.payload["signature"])}}
+                )
+            )
+        again = paid_post(base, target, signature)
+    assert again.status_code == 402
+    assert reason_of(again) in ("payment_already_used", "payment_invalid")
+    assert chain.balance(chain.payer) == START_BALANCE - PRICE and len(settled_transfers(chain)) == 1
+    assert probes_of(raw) == 1
+
+
+def test_twenty_concurrent_copies_buy_one_check(
+    paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str]
+) -> None:
+    with paid_service() as base:
+        signature = payment_for(base, chain, target)
+
+        async def burst() -> list[httpx2.Response]:
+            async with httpx2.AsyncClient(timeout=60, limits=httpx2.Limits(max_connections=20)) as client:
+                responses: list[httpx2.Response] = []
+
+                async def one() -> None:
+                    responses.append(
+                        await client.post(f"{base}/v1/mcp/check", json=target, headers={"PAYMENT-SIGNATURE": signature})
+                    )
+
+                async with anyio.create_task_group() as group:
+                    for _ in range(20):
+                        group.start_soon(one)
+                return responses
+
+        responses = anyio.run(burst)
+    codes = sorted(r.status_code for r in responses)
+    assert codes.count(200) == 1
+    assert set(codes) - {200} <= {402, 409}
+    assert chain.balance(chain.payer) == START_BALANCE - PRICE and len(settled_transfers(chain)) == 1
+    assert probes_of(raw) == 1
+
+
+def test_payment_with_a_refused_url_moves_nothing(
+    paid_service: PaidService, chain: Chain, target: dict[str, str]
+) -> None:
+    with paid_service(allow_private=False) as base:
+        signature = payment_for(base, chain, {"url": "https://mcp.example.org/mcp"})
+        response = paid_post(base, {"url": "https://169.254.169.254/latest"}, signature)
+    assert (response.status_code, response.json()["error"]["reason"]) == (422, "host_ip_literal")
+    assert chain.balance(chain.payer) == START_BALANCE
+    assert chain.state["calls"] == {"verify": 0, "settle": 0}
+
+
+def test_facilitator_down_is_503_and_nothing_is_served(
+    paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str]
+) -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    sock.close()
+    with paid_service() as working:
+        signature = payment_for(working, chain, target)
+    with paid_service(facilitator_url=closed) as base:
+        response = paid_post(base, target, signature)
+        ready = httpx2.get(f"{base}/readyz").json()
+    assert (response.status_code, response.json()["error"]["reason"]) == (503, "facilitator_unavailable")
+    assert ready["status"] == "degraded" and ready["payments"] == {"enabled": True, "facilitator_ok": False}
+    assert chain.balance(chain.payer) == START_BALANCE and probes_of(raw) == 0
+
+
+def test_free_pool_needs_no_payment(paid_service: PaidService, chain: Chain, target: dict[str, str]) -> None:
+    with paid_service() as base:
+        response = httpx2.post(f"{base}/v1/mcp/check", json=target, headers={"X-Free-Pool": "1"})
+    assert response.status_code == 200 and "payment-response" not in response.headers
+    assert chain.state["calls"] == {"verify": 0, "settle": 0}
+
+
+def test_settlement_failure_withholds_the_result(paid_service: PaidService, chain: Chain, raw: RawServer) -> None:
+    """The payer empties the account while the probe runs: verify passed, settlement reverts."""
+    inner = MiniMcp()
+
+    @raw.route("/mcp")
+    def draining(request: Request, conn: socket.socket) -> None:
+        if request.message.get("method") == "tools/list":
+            chain.w3.eth.send_transaction(
+                {"from": chain.w3.eth.accounts[0], "to": chain.payer.address, "value": chain.w3.to_wei(1, "ether")}
+            )
+            transaction = chain.token.functions.transfer(chain.broke.address, START_BALANCE).build_transaction(
+                {"from": chain.payer.address, "nonce": chain.w3.eth.get_transaction_count(chain.payer.address)}
+            )
+            signed = chain.payer.sign_transaction(transaction)
+            chain.w3.eth.send_raw_transaction(signed.raw_transaction)
+        inner(request, conn)
+
+    target = {"url": raw.url("/mcp")}
+    with paid_service() as base:
+        response = paid_post(base, target, payment_for(base, chain, target))
+    assert (response.status_code, reason_of(response)) == (402, "settlement_failed")
+    receipt = json.loads(base64.b64decode(response.headers["payment-response"]))
+    assert receipt["success"] is False
+    assert "status" not in response.json()  # the probe result is withheld
+    assert chain.balance(chain.pay_to) == 0
+
+
+def test_probe_failure_of_ours_releases_the_payment(
+    paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str]
+) -> None:
+    """A check refused after payment (429: the host is busy) is not charged; the payment works later."""
+    with paid_service(queue_budget_s=0.3, host_concurrency=1) as base:
+        signature = payment_for(base, chain, target)
+        import threading
+
+        hold = threading.Event()
+        inner = MiniMcp()
+
+        @raw.route("/slow")
+        def slow(request: Request, conn: socket.socket) -> None:
+            hold.wait(3)
+            inner(request, conn)
+
+        blocker = threading.Thread(
+            target=lambda: httpx2.post(
+                f"{base}/v1/mcp/check", json={"url": raw.url("/slow")}, headers={"X-Free-Pool": "1"}, timeout=30
+            )
+        )
+        blocker.start()
+        time.sleep(0.3)
+        busy = paid_post(base, target, signature)
+        hold.set()
+        blocker.join()
+        later = paid_post(base, target, signature)
+    assert (busy.status_code, busy.json()["error"]["reason"]) == (429, "target_busy")
+    assert later.status_code == 200
+    assert chain.balance(chain.payer) == START_BALANCE - PRICE and len(settled_transfers(chain)) == 1
+
+
+def test_garbage_payment_header(paid_service: PaidService, chain: Chain, target: dict[str, str]) -> None:
+    with paid_service() as base:
+        for value in (
+            "not base64!",
+            base64.b64encode(b"{}").decode(),
+            "A" * 40_000,
+            base64.b64encode(b"[" * 9000).decode(),
+        ):
+            response = paid_post(base, target, value)
+            assert (response.status_code, reason_of(response)) == (400, "invalid_payment"), value[:20]
+    assert chain.state["calls"]["verify"] == 0
