@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from dataclasses import dataclass
 
 from pydantic import ValidationError
 from x402.http.utils import encode_payment_required_header, encode_payment_response_header
 from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse
 
+from app import jsonsafe
 from app.payment.facilitator import Facilitator, FacilitatorUnavailable
 from app.payment.requirements import matching_requirement, payment_required, payment_requirements
 from app.service.errors import ApiError
@@ -82,7 +82,7 @@ class PaymentGate:
             raise self.required("invalid_payment", "the PAYMENT-SIGNATURE header is too large", 400)
         try:
             raw = base64.b64decode(header.strip(), validate=True)
-            payload = PaymentPayload.model_validate(json.loads(raw))
+            payload = PaymentPayload.model_validate(jsonsafe.loads(raw))
         except (binascii.Error, ValueError, RecursionError, ValidationError) as exc:
             raise self.required(
                 "invalid_payment", "PAYMENT-SIGNATURE is not a base64 x402 v2 PaymentPayload", 400

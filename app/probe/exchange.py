@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 import httpx2
 
+from app import jsonsafe
 from app.probe.body import BodyKind, CappedDecoder, UnsupportedEncoding, kind_from_header, sniff
 from app.probe.jsonrpc import JsonObject, error_of, matches
 from app.probe.sse import SseEvent, SseParser
@@ -173,7 +174,7 @@ def _settle_kind(declared: BodyKind | None, sniffed: BodyKind) -> BodyKind:
 
 def _loads(raw: bytes, reply: Reply) -> Any:
     try:
-        return json.loads(raw)
+        return jsonsafe.loads(raw)
     except (ValueError, RecursionError):
         reply.invalid_json = True
         return None

@@ -14,7 +14,6 @@ Policy:
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +22,7 @@ from urllib.parse import urljoin, urlsplit
 import anyio
 import httpx2
 
+from app import jsonsafe
 from app.probe.body import CappedDecoder, UnsupportedEncoding, kind_from_header
 from app.probe.exchange import Exchanger, Reply
 from app.probe.jsonrpc import JsonObject, is_response
@@ -104,7 +104,7 @@ class EventStream:
         if kind != "message" or not data.strip():
             return
         try:
-            message = json.loads(data)
+            message = jsonsafe.loads(data)
         except (ValueError, RecursionError):
             self.skipped += 1
             return

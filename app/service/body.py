@@ -8,12 +8,11 @@ without reading it all), within ``timeout_s`` (a body that trickles gets 408);
 
 from __future__ import annotations
 
-import json
-
 import anyio
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 from starlette.requests import Request
 
+from app import jsonsafe
 from app.service.errors import ApiError
 
 
@@ -47,7 +46,7 @@ async def read_check_request(request: Request, max_bytes: int, timeout_s: float 
     except TimeoutError as exc:
         raise ApiError("body_timeout", f"the body did not arrive within {timeout_s} s") from exc
     try:
-        payload = json.loads(body)
+        payload = jsonsafe.loads(bytes(body))
     except (ValueError, RecursionError) as exc:
         raise ApiError("invalid_json", "the body is not valid JSON") from exc
     try:

@@ -1,0 +1,58 @@
+"""Parsing untrusted JSON without letting its shape hurt the process.
+
+Policy: a document nested deeper than ``max_depth`` is refused *before* ``json.loads`` sees it.
+The C decoder recurses once per level and relies on the interpreter's recursion limit to stop;
+a library that raises that limit (some compilers and tool chains do) would turn a body of
+100,000 ``[`` into a crash of the whole process. The scan is linear and skipped for documents
+with too few brackets to be deep.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MAX_DEPTH = 64
+_OPEN = frozenset(b"[{")
+_CLOSE = frozenset(b"]}")
+
+
+class TooDeep(ValueError):
+    """The document nests deeper than allowed."""
+
+
+def _depth_exceeds(raw: bytes, limit: int) -> bool:
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for byte in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in _OPEN:
+            depth += 1
+            if depth > limit:
+                return True
+        elif byte in _CLOSE:
+            depth -= 1
+    return False
+
+
+def loads(raw: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
+    """``json.loads`` for untrusted input.
+
+    Raises:
+        TooDeep: nested deeper than ``max_depth``.
+        ValueError: not JSON.
+    """
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if _depth_exceeds(data, max_depth):
+        raise TooDeep(f"JSON nested deeper than {max_depth} levels")
+    return json.loads(data)
