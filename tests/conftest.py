@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 import pytest
 
+from app.guard import Resolver
+from app.service import create_app
 from app.settings import Settings
 from tests.servers.raw import RawServer
 from tests.servers.sdk_apps import build_app
@@ -40,3 +44,38 @@ def raw() -> Iterator[RawServer]:
 def dev_settings() -> Settings:
     """Probe settings for loopback targets, with short budgets so hostile fixtures end fast."""
     return Settings(allow_private=True, probe_timeout_s=8.0, step_timeout_s=3.0, session_end_timeout_s=1.0)
+
+
+Service = Callable[..., AbstractContextManager[str]]
+
+
+@pytest.fixture
+def service() -> Service:
+    """``with service(resolver=..., network_backend=..., **settings) as base_url:`` runs the API.
+
+    Settings are development ones (loopback targets allowed, no Redis) plus the overrides.
+    """
+
+    @contextmanager
+    def run(resolver: Resolver | None = None, network_backend: Any = None, **overrides: Any) -> Iterator[str]:
+        values: dict[str, Any] = {
+            "allow_private": True,
+            "probe_timeout_s": 8.0,
+            "step_timeout_s": 3.0,
+            "session_end_timeout_s": 1.0,
+            "host_start_interval_s": 0.0,
+            "redis_url": None,
+        }
+        values.update(overrides)
+        app = create_app(Settings(**values), resolver=resolver, network_backend=network_backend)
+        # as `mcp-sonde serve` does: the app, not uvicorn, decides which proxies to believe
+        with serve(app, proxy_headers=False) as port:
+            yield f"http://127.0.0.1:{port}"
+
+    return run
+
+
+def reason_of(response: Any) -> str:
+    """The stable reason of an error answer: ``error.reason``, or ``error`` of an x402 402 document."""
+    error = response.json()["error"]
+    return str(error["reason"] if isinstance(error, dict) else error)

@@ -16,7 +16,7 @@ from tests.payment.chain import PRICE, START_BALANCE, Chain, decode, encode, mal
 from tests.payment.conftest import PaidService
 from tests.servers.raw import RawServer, Request
 from tests.servers.raw_mcp import MiniMcp
-from tests.service.conftest import reason_of
+from tests.service.conftest import Service, reason_of
 
 
 def payment_for(base: str, chain: Chain, url: dict[str, str], account: Any = None) -> str:
@@ -306,3 +306,31 @@ def test_garbage_payment_header(paid_service: PaidService, chain: Chain, target:
             response = paid_post(base, target, value)
             assert (response.status_code, reason_of(response)) == (400, "invalid_payment"), value[:20]
     assert chain.state["calls"]["verify"] == 0
+
+
+def test_discovery_and_contract_state_the_payment(paid_service: PaidService, chain: Chain) -> None:
+    with paid_service() as base:
+        discovery = httpx2.get(f"{base}/.well-known/x402").json()
+        contract = httpx2.get(f"{base}/openapi.json").json()
+    (resource,) = discovery["resources"]
+    assert discovery["x402Version"] == 2
+    assert resource["method"] == "POST" and resource["resource"]["url"] == "https://sonde.example.org/v1/mcp/check"
+    assert resource["accepts"][0]["payTo"] == chain.pay_to.address and "bazaar" in resource["extensions"]
+    info = contract["paths"]["/v1/mcp/check"]["post"]["x-payment-info"]
+    assert info["enabled"] is True and info["price"] == {"usd": "0.005"}
+    assert info["accepts"][0]["asset"] == chain.token.address and info["accepts"][0]["amount"] == "5000"
+    assert "402" in contract["paths"]["/v1/mcp/check"]["post"]["responses"]
+
+
+def test_without_pay_to_paid_checks_are_off(service: Service, sdk_base: str) -> None:
+    with service() as base:
+        response = httpx2.post(f"{base}/v1/mcp/check", json={"url": f"{sdk_base}/stateless-json/mcp"})
+        discovery = httpx2.get(f"{base}/.well-known/x402").json()
+        paid = httpx2.post(
+            f"{base}/v1/mcp/check",
+            json={"url": f"{sdk_base}/stateless-json/mcp"},
+            headers={"PAYMENT-SIGNATURE": "e30="},
+        )
+    assert (response.status_code, reason_of(response)) == (402, "payment_required")
+    assert response.json()["accepts"] == [] and discovery["resources"] == []
+    assert (paid.status_code, reason_of(paid)) == (402, "payment_required")
