@@ -10,7 +10,7 @@ budget; a facilitator that fails, times out or answers garbage raises
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import httpx2
 from pydantic import ValidationError
@@ -19,6 +19,7 @@ from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse, Ve
 from app.errors import SondeError
 
 MAX_REPLY_BYTES = 64 * 1024
+Answer = TypeVar("Answer", VerifyResponse, SettleResponse)
 
 
 class FacilitatorUnavailable(SondeError):
@@ -86,21 +87,22 @@ class HttpFacilitator:
             raise FacilitatorUnavailable("facilitator_unavailable", f"facilitator {path} answered no object")
         return answer
 
+    async def _call(
+        self, path: str, model: type[Answer], payload: PaymentPayload, requirements: PaymentRequirements
+    ) -> Answer:
+        answer = await self._post(path, payload, requirements)
+        try:
+            return model.model_validate(answer)
+        except ValidationError as exc:
+            raise FacilitatorUnavailable("facilitator_unavailable", f"facilitator {path} answer is malformed") from exc
+
     async def verify(self, payload: PaymentPayload, requirements: PaymentRequirements) -> VerifyResponse:
         """See :class:`Facilitator`."""
-        answer = await self._post("/verify", payload, requirements)
-        try:
-            return VerifyResponse.model_validate(answer)
-        except ValidationError as exc:
-            raise FacilitatorUnavailable("facilitator_unavailable", "facilitator /verify answer is malformed") from exc
+        return await self._call("/verify", VerifyResponse, payload, requirements)
 
     async def settle(self, payload: PaymentPayload, requirements: PaymentRequirements) -> SettleResponse:
         """See :class:`Facilitator`."""
-        answer = await self._post("/settle", payload, requirements)
-        try:
-            return SettleResponse.model_validate(answer)
-        except ValidationError as exc:
-            raise FacilitatorUnavailable("facilitator_unavailable", "facilitator /settle answer is malformed") from exc
+        return await self._call("/settle", SettleResponse, payload, requirements)
 
     async def healthy(self) -> bool:
         """``GET /supported`` answers 200 (cached for 10 s)."""
