@@ -2,9 +2,10 @@
 
 ``POST {url}/verify`` and ``POST {url}/settle`` take ``{"x402Version", "paymentPayload",
 "paymentRequirements"}`` and answer a ``VerifyResponse`` / ``SettleResponse``; ``GET
-{url}/supported`` lists what the facilitator handles. Calls go through httpx2 with a short
-budget; a facilitator that fails, times out or answers garbage raises
-:class:`FacilitatorUnavailable` (the API answers 503 and charges nothing).
+{url}/supported`` lists what the facilitator handles. Calls go through httpx2 under one
+budget per call (not per read) with a capped answer; a facilitator that fails, times out or
+answers garbage raises :class:`FacilitatorUnavailable`. Only a 200 answer can say a payment is
+valid or settled.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from __future__ import annotations
 import time
 from typing import Any, Protocol, TypeVar
 
+import anyio
 import httpx2
 from pydantic import ValidationError
 from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse
 
+from app import jsonsafe
 from app.errors import SondeError
 
 MAX_REPLY_BYTES = 64 * 1024
@@ -65,32 +68,46 @@ class HttpFacilitator:
         )
         self._health: tuple[float, bool] = (0.0, False)
 
-    async def _post(self, path: str, payload: PaymentPayload, requirements: PaymentRequirements) -> dict[str, Any]:
+    async def _post(
+        self, path: str, payload: PaymentPayload, requirements: PaymentRequirements
+    ) -> tuple[int, dict[str, Any]]:
         body = {
             "x402Version": payload.x402_version,
             "paymentPayload": payload.model_dump(mode="json", by_alias=True, exclude_none=True),
             "paymentRequirements": requirements.model_dump(mode="json", by_alias=True, exclude_none=True),
         }
+        unavailable = FacilitatorUnavailable("facilitator_unavailable", f"facilitator {path} gave no usable answer")
         try:
-            response = await self._client.post(self.url + path, json=body)
-        except httpx2.HTTPError as exc:
-            raise FacilitatorUnavailable("facilitator_unavailable", f"facilitator {path} failed") from exc
-        if response.status_code >= 500 or len(response.content) > MAX_REPLY_BYTES:
-            raise FacilitatorUnavailable(
-                "facilitator_unavailable", f"facilitator {path} answered {response.status_code}"
-            )
+            # The budget covers the whole call: a body that trickles a byte a second ends here too.
+            with anyio.fail_after(self.timeout_s):
+                async with self._client.stream("POST", self.url + path, json=body) as response:
+                    content = bytearray()
+                    async for chunk in response.aiter_bytes():
+                        content += chunk
+                        if len(content) > MAX_REPLY_BYTES:
+                            raise unavailable
+                    status = response.status_code
+        except (httpx2.HTTPError, TimeoutError) as exc:
+            raise unavailable from exc
+        if status >= 500:
+            raise unavailable
         try:
-            answer = response.json()
+            answer = jsonsafe.loads(bytes(content))
         except ValueError as exc:
-            raise FacilitatorUnavailable("facilitator_unavailable", f"facilitator {path} answered no JSON") from exc
+            raise unavailable from exc
         if not isinstance(answer, dict):
-            raise FacilitatorUnavailable("facilitator_unavailable", f"facilitator {path} answered no object")
-        return answer
+            raise unavailable
+        return status, answer
 
     async def _call(
         self, path: str, model: type[Answer], payload: PaymentPayload, requirements: PaymentRequirements
     ) -> Answer:
-        answer = await self._post(path, payload, requirements)
+        status, answer = await self._post(path, payload, requirements)
+        if status != 200:
+            # Only a 200 can say yes: a 4xx that claims success is read as a refusal.
+            answer = answer | {"isValid": False, "success": False}
+            answer.setdefault("invalidReason", f"facilitator_http_{status}")
+            answer.setdefault("errorReason", f"facilitator_http_{status}")
         try:
             return model.model_validate(answer)
         except ValidationError as exc:

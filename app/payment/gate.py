@@ -11,8 +11,13 @@ Policy (x402 v2, scheme ``exact`` with EIP-3009):
    same authorization exists). A lock held by a check in progress: 409 ``payment_in_use``; by
    a settled check: 402 ``payment_already_used``. Nothing is probed for either.
 4. After the probe, settle. Success: ``PAYMENT-RESPONSE`` on the 200, and the lock stays
-   (marked settled) until the authorization could no longer be valid. Failure: the result is
-   withheld (402 ``settlement_failed`` with ``PAYMENT-RESPONSE`` ``success: false``).
+   (marked settled) until the authorization could no longer be valid. A refusal: the result is
+   withheld (402 ``settlement_failed`` with ``PAYMENT-RESPONSE`` ``success: false``) and the
+   lock released. An *unknown* outcome (the facilitator failed, timed out, or answered
+   ``settlement_pending`` after it may have broadcast) is tried once more; if still unknown, the
+   lock keeps the result (503 ``settlement_unknown``), and the same payment sent again settles
+   again and receives that result, without a new probe. A retry that finds the authorization
+   already used on chain counts as paid: EIP-3009 lets it move funds only to our ``payTo``.
 5. A check not served (our 4xx/5xx, 429, a probe that failed through our fault) releases the
    lock and is never settled, so the same authorization can be used again.
 """
@@ -21,6 +26,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
+import re
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -37,6 +44,17 @@ from app.store import Store, key
 MAX_HEADER_BYTES = 16 * 1024
 _IN_PROGRESS = b"in-progress"
 _SETTLED = b"settled"
+_UNKNOWN = b"unknown\n"  # followed by the probe result, kept for the payer
+_AUTHORIZATION_FIELDS = {
+    "from": re.compile(r"0x[0-9a-fA-F]{40}"),
+    "to": re.compile(r"0x[0-9a-fA-F]{40}"),
+    "value": re.compile(r"[0-9]{1,78}"),
+    "validAfter": re.compile(r"[0-9]{1,78}"),
+    "validBefore": re.compile(r"[0-9]{1,78}"),
+    "nonce": re.compile(r"0x[0-9a-fA-F]{64}"),
+}
+_SIGNATURE = re.compile(r"0x[0-9a-fA-F]{130,4096}")
+_RECONCILABLE = ("settlement_pending", "nonce_already_used", "authorization is used")
 
 
 @dataclass
@@ -47,6 +65,8 @@ class Payment:
     requirements: PaymentRequirements
     lock: str
     payer: str
+    stored_result: bytes | None = None
+    keep_lock: bool = False
 
 
 class PaymentGate:
@@ -78,17 +98,32 @@ class PaymentGate:
         return ApiError(reason, message, status, headers=extra | (headers or {}), body=body)
 
     def _decode(self, header: str) -> PaymentPayload:
+        invalid = "PAYMENT-SIGNATURE is not a base64 x402 v2 PaymentPayload with an EIP-3009 authorization"
         if len(header) > MAX_HEADER_BYTES:
             raise self.required("invalid_payment", "the PAYMENT-SIGNATURE header is too large", 400)
         try:
             raw = base64.b64decode(header.strip(), validate=True)
             payload = PaymentPayload.model_validate(jsonsafe.loads(raw))
-        except (binascii.Error, ValueError, RecursionError, ValidationError) as exc:
-            raise self.required(
-                "invalid_payment", "PAYMENT-SIGNATURE is not a base64 x402 v2 PaymentPayload", 400
-            ) from exc
+            json.dumps(payload.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")  # no lone surrogates
+        except (binascii.Error, ValueError, RecursionError, ValidationError, UnicodeError) as exc:
+            raise self.required("invalid_payment", invalid, 400) from exc
         if payload.x402_version != 2:
             raise self.required("invalid_payment", "only x402 version 2 is accepted", 400)
+        # Exactly one spelling of everything the lock and the facilitator read: a nonce written
+        # another way (no 0x, spaces) must not open a second lock for the same authorization.
+        authorization = payload.payload.get("authorization")
+        signature = payload.payload.get("signature")
+        if (
+            set(payload.payload) != {"authorization", "signature"}
+            or not isinstance(authorization, dict)
+            or set(authorization) != set(_AUTHORIZATION_FIELDS)
+            or not all(
+                isinstance(authorization[name], str) and pattern.fullmatch(authorization[name])
+                for name, pattern in _AUTHORIZATION_FIELDS.items()
+            )
+            or not (isinstance(signature, str) and _SIGNATURE.fullmatch(signature))
+        ):
+            raise self.required("invalid_payment", invalid, 400)
         return payload
 
     async def begin(self, header: str) -> Payment:
@@ -103,10 +138,15 @@ class PaymentGate:
         requirement = matching_requirement(payload, self.requirements)
         if requirement is None:
             raise self.required("payment_mismatch", "the payment does not match any accepted payment option")
-        authorization = payload.payload.get("authorization")
-        if not isinstance(authorization, dict):
-            raise self.required("invalid_payment", "the payload holds no EIP-3009 authorization", 400)
-        payer, nonce = str(authorization.get("from", "")).lower(), str(authorization.get("nonce", "")).lower()
+        authorization = payload.payload["authorization"]
+        payer, nonce = authorization["from"].lower(), authorization["nonce"].lower()
+        lock = key("payment", requirement.network, requirement.asset.lower(), payer, nonce)
+        state = await self.store.get(lock)
+        if state == _SETTLED:
+            raise self.required("payment_already_used", "this payment has already bought a check")
+        if state is not None and state.startswith(_UNKNOWN):
+            # A settlement whose outcome was unknown: settle again and hand over the kept result.
+            return Payment(payload, requirement, lock, payer, stored_result=state[len(_UNKNOWN) :])
         try:
             verdict = await self.facilitator.verify(payload, requirement)
         except FacilitatorUnavailable as exc:
@@ -114,7 +154,6 @@ class PaymentGate:
         if not verdict.is_valid:
             reason = verdict.invalid_reason or "invalid_payment"
             raise self.required("payment_invalid", f"the facilitator refused the payment: {reason}"[:300])
-        lock = key("payment", requirement.network, requirement.asset.lower(), payer, nonce)
         ttl = self.settings.payment_timeout_s + self.settings.probe_timeout_s + 60
         if not await self.store.set_nx(lock, _IN_PROGRESS, ttl):
             state = await self.store.get(lock)
@@ -123,28 +162,75 @@ class PaymentGate:
             raise ApiError("payment_in_use", "this payment is already buying a check", 409)
         return Payment(payload=payload, requirements=requirement, lock=lock, payer=payer)
 
-    async def settle(self, payment: Payment) -> SettleResponse:
-        """Step 4: settle; on success mark the lock settled.
+    async def settle(self, payment: Payment, result: bytes) -> SettleResponse:
+        """Step 4: settle for ``result`` (the probe result JSON); on success mark the lock settled.
 
         Raises:
-            ApiError: 402 ``settlement_failed`` (with ``PAYMENT-RESPONSE``), or 503.
+            ApiError: 402 ``settlement_failed`` (with ``PAYMENT-RESPONSE``), or 503
+                ``settlement_unknown`` (the result is kept for a retry with the same payment).
         """
+        response: SettleResponse | None = None
+        was_unknown = payment.stored_result is not None  # an earlier settlement may have gone through
+        for _attempt in range(2):
+            try:
+                response = await self.facilitator.settle(payment.payload, payment.requirements)
+            except FacilitatorUnavailable:
+                response, was_unknown = None, True
+                continue
+            if response.success or not _unknown_outcome(response):
+                break
+            was_unknown = True
+        if response is not None and response.success:
+            await self.store.set(payment.lock, _SETTLED, self._settled_ttl)
+            return response
+        if response is not None and was_unknown and await self._used_on_chain(payment, response):
+            await self.store.set(payment.lock, _SETTLED, self._settled_ttl)
+            return SettleResponse(
+                success=True, network=payment.requirements.network, payer=payment.payer, transaction=""
+            )
+        if response is None or _unknown_outcome(response):
+            payment.keep_lock = True
+            await self.store.set(payment.lock, _UNKNOWN + result, self._settled_ttl)
+            message = "the settlement outcome is unknown; send the same payment again to receive the result"
+            raise ApiError("settlement_unknown", message, 503, headers={"Retry-After": "10"})
+        headers = {"PAYMENT-RESPONSE": encode_payment_response_header(response)}
+        raise self.required("settlement_failed", "settlement failed; the result is withheld", headers=headers)
+
+    async def _used_on_chain(self, payment: Payment, response: SettleResponse) -> bool:
+        """After an unknown outcome, whether the authorization was consumed (so our settlement went through).
+
+        The settlement answer may say so; otherwise verification does: the facilitator's
+        simulation reports an authorization already used.
+        """
+        if _already_used(response.error_reason, response.error_message):
+            return True
         try:
-            response = await self.facilitator.settle(payment.payload, payment.requirements)
-        except FacilitatorUnavailable as exc:
-            raise ApiError(exc.reason, "the payment facilitator is unavailable; the result is withheld", 503) from exc
-        if not response.success:
-            headers = {"PAYMENT-RESPONSE": encode_payment_response_header(response)}
-            raise self.required("settlement_failed", "settlement failed; the result is withheld", headers=headers)
-        ttl = self.settings.payment_timeout_s * 2 + 600
-        await self.store.set(payment.lock, _SETTLED, ttl)
-        return response
+            verdict = await self.facilitator.verify(payment.payload, payment.requirements)
+        except FacilitatorUnavailable:
+            return False
+        return not verdict.is_valid and _already_used(verdict.invalid_reason, verdict.invalid_message)
+
+    @property
+    def _settled_ttl(self) -> float:
+        return self.settings.payment_timeout_s * 2 + 600
 
     async def release(self, payment: Payment) -> None:
         """Step 5: the check was not served; free the authorization for another try."""
-        await self.store.delete_if_equal(payment.lock, _IN_PROGRESS)
+        if not payment.keep_lock:
+            await self.store.delete_if_equal(payment.lock, _IN_PROGRESS)
 
     @staticmethod
     def response_header(response: SettleResponse) -> dict[str, str]:
         """``PAYMENT-RESPONSE`` for a successful settlement."""
         return {"PAYMENT-RESPONSE": encode_payment_response_header(response)}
+
+
+def _unknown_outcome(response: SettleResponse) -> bool:
+    """A failed settlement that may still have moved funds (pending, or broadcast before failing)."""
+    reason = (response.error_reason or "") + " " + (response.error_message or "")
+    return any(marker in reason for marker in _RECONCILABLE[:1])
+
+
+def _already_used(reason: str | None, message: str | None) -> bool:
+    text = f"{reason or ''} {message or ''}"
+    return any(marker in text for marker in _RECONCILABLE[1:])

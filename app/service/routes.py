@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, Response
 from app.errors import TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
 from app.payment import Payment, PaymentGate, payment_required
-from app.probe import ProbeFailed, unresolved_result
+from app.probe import ProbeFailed, ProbeResult, unresolved_result
 from app.service.body import read_check_request
 from app.service.checks import TargetBusy
 from app.service.clientip import client_ip, rate_key
@@ -65,6 +65,12 @@ async def _checked(request: Request, services: Services, client: str) -> Respons
     paid_with = await services.authorize(request, client)
     served = settled = False
     try:
+        if isinstance(paid_with, Payment) and paid_with.stored_result is not None:
+            # The same payment again, after a settlement whose outcome was unknown.
+            receipt = await services.payments.settle(paid_with, paid_with.stored_result)
+            settled = served = True
+            headers = PaymentGate.response_header(receipt)
+            return Response(paid_with.stored_result, media_type="application/json", headers=headers)
         try:
             if isinstance(resolved, ResolutionFailed):
                 result = unresolved_result(target, resolved)
@@ -76,18 +82,27 @@ async def _checked(request: Request, services: Services, client: str) -> Respons
             raise ApiError("target_busy", exc.message, headers={"Retry-After": str(exc.retry_after)}) from exc
         except ProbeFailed as exc:
             raise ApiError("probe_internal_error", exc.message) from exc
+        payload = result.model_dump_json().encode()
+        if not chargeable(result):
+            # Our lookup gave no definitive answer: served, but not charged (a draw is given back).
+            return Response(payload, media_type="application/json")
         if isinstance(paid_with, Payment):
-            headers = PaymentGate.response_header(await services.payments.settle(paid_with))
+            headers = PaymentGate.response_header(await services.payments.settle(paid_with, payload))
             settled = True
         else:
             headers = {"X-Free-Pool-Remaining": str(paid_with.remaining)}
         served = True
-        return Response(result.model_dump_json(), media_type="application/json", headers=headers)
+        return Response(payload, media_type="application/json", headers=headers)
     finally:
         if isinstance(paid_with, Payment) and not settled:
             await services.payments.release(paid_with)
         elif isinstance(paid_with, Draw) and not served:
             await _give_back(services, paid_with)
+
+
+def chargeable(result: ProbeResult) -> bool:
+    """Whether a served result is charged: not when our own lookup gave no definitive answer."""
+    return not (result.status == "dns" and result.reason in ("dns_timeout", "dns_failure"))
 
 
 async def _give_back(services: Services, draw: Draw) -> None:

@@ -1,0 +1,181 @@
+"""Regression tests, one per fault found by attacking paid checks."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from app.guard import IPAddress, ResolutionFailed
+from tests.payment.chain import PRICE, START_BALANCE, Chain, decode, encode, facilitator_app
+from tests.payment.conftest import PaidService
+from tests.payment.test_paid_check import paid_post, payment_for, probes_of, settled_transfers
+from tests.servers.raw import RawServer
+from tests.servers.raw import Request as RawRequest
+from tests.servers.raw_mcp import MiniMcp
+from tests.servers.uvicorn_thread import serve
+from tests.service.conftest import reason_of
+
+
+@pytest.fixture
+def target(raw: RawServer) -> dict[str, str]:
+    raw.routes["/mcp"] = MiniMcp()
+    return {"url": raw.url("/mcp")}
+
+
+@pytest.mark.parametrize(
+    "spell",
+    [
+        lambda n: n.removeprefix("0x"),
+        lambda n: "0x" + " ".join(n[2 + i : 4 + i] for i in range(0, 64, 2)),
+        lambda n: n[:10] + "\t" + n[10:],
+        lambda n: n.upper().replace("0X", "0x") + " ",
+    ],
+    ids=["no-prefix", "spaced-bytes", "tab", "trailing-space"],
+)
+def test_nonce_spelled_another_way_is_refused(
+    paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str], spell: Any
+) -> None:
+    with paid_service() as base:
+        payload = decode(payment_for(base, chain, target))
+        authorization = payload.payload["authorization"] | {"nonce": spell(payload.payload["authorization"]["nonce"])}
+        variant = encode(payload.model_copy(update={"payload": payload.payload | {"authorization": authorization}}))
+        response = paid_post(base, target, variant)
+    assert (response.status_code, reason_of(response)) == (400, "invalid_payment")
+    assert probes_of(raw) == 0
+
+
+def test_extra_payload_keys_are_refused(paid_service: PaidService, chain: Chain, target: dict[str, str]) -> None:
+    with paid_service() as base:
+        payload = decode(payment_for(base, chain, target))
+        variant = encode(payload.model_copy(update={"payload": payload.payload | {"permit2Authorization": {}}}))
+        response = paid_post(base, target, variant)
+    assert (response.status_code, reason_of(response)) == (400, "invalid_payment")
+
+
+def test_lone_surrogate_in_the_payment_is_a_400(
+    paid_service: PaidService, chain: Chain, target: dict[str, str]
+) -> None:
+    import base64
+
+    with paid_service() as base:
+        payload = json.loads(base64.b64decode(payment_for(base, chain, target)))
+        payload["resource"]["description"] = "\ud800"
+        header = base64.b64encode(json.dumps(payload).encode()).decode()
+        response = paid_post(base, target, header)
+    assert (response.status_code, reason_of(response)) == (400, "invalid_payment")
+
+
+def relay(chain: Chain, settle_status: int) -> Starlette:
+    """The real facilitator; its first two /settle answers (the first after it really settled) are ``settle_status``."""
+    real = facilitator_app(chain)
+    failed = {"settle": 0}
+
+    async def settle(request: Request) -> Response:
+        body = await request.body()
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=real), base_url="http://f") as client:
+            answer = await client.post("/settle", content=body, headers={"content-type": "application/json"})
+        if failed["settle"] >= 2:
+            return Response(answer.content, answer.status_code, media_type="application/json")
+        failed["settle"] += 1
+        return JSONResponse({"error": "gateway"}, status_code=settle_status)
+
+    async def forward(request: Request) -> Response:
+        body = await request.body()
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=real), base_url="http://f") as client:
+            answer = await client.request(
+                request.method, request.url.path, content=body, headers={"content-type": "application/json"}
+            )
+        return Response(answer.content, answer.status_code, media_type="application/json")
+
+    return Starlette(
+        routes=[
+            Route("/settle", settle, methods=["POST"]),
+            Route("/verify", forward, methods=["POST"]),
+            Route("/supported", forward),
+        ]
+    )
+
+
+def test_unknown_settlement_keeps_the_result_for_the_payer(
+    paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str]
+) -> None:
+    with serve(relay(chain, 502)) as relay_port, paid_service(facilitator_url=f"http://127.0.0.1:{relay_port}") as base:
+        signature = payment_for(base, chain, target)
+        first = paid_post(base, target, signature)
+        assert chain.balance(chain.pay_to) == PRICE  # the relay settled, then failed to say so
+        again = paid_post(base, target, signature)
+    assert (first.status_code, reason_of(first)) == (503, "settlement_unknown"), first.text
+    assert again.status_code == 200 and again.json()["status"] == "ok"
+    assert "payment-response" in again.headers
+    assert probes_of(raw) == 1  # the kept result, not a second probe
+    assert chain.balance(chain.payer) == START_BALANCE - PRICE and len(settled_transfers(chain)) == 1
+
+
+@pytest.fixture
+def trickling_facilitator() -> Iterator[int]:
+    server = RawServer()
+
+    @server.route("/verify")
+    def trickle(request: RawRequest, conn: socket.socket) -> bool:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n")
+        for _ in range(30):
+            conn.sendall(b" ")
+            time.sleep(0.5)
+        return True
+
+    server.start()
+    try:
+        yield server.port
+    finally:
+        server.stop()
+
+
+def test_facilitator_that_trickles_is_bounded(
+    paid_service: PaidService, chain: Chain, target: dict[str, str], trickling_facilitator: int
+) -> None:
+    with paid_service() as working:
+        signature = payment_for(working, chain, target)
+    with paid_service(facilitator_url=f"http://127.0.0.1:{trickling_facilitator}", facilitator_timeout_s=1.0) as base:
+        started = time.monotonic()
+        response = paid_post(base, target, signature)
+    assert time.monotonic() - started < 3
+    assert (response.status_code, response.json()["error"]["reason"]) == (503, "facilitator_unavailable")
+
+
+def test_facilitator_4xx_claiming_valid_is_a_refusal(
+    paid_service: PaidService, chain: Chain, target: dict[str, str]
+) -> None:
+    async def lying(request: Request) -> Response:
+        return JSONResponse({"isValid": True, "success": True}, status_code=400)
+
+    app = Starlette(routes=[Route("/verify", lying, methods=["POST"]), Route("/settle", lying, methods=["POST"])])
+    with paid_service() as working:
+        signature = payment_for(working, chain, target)
+    with serve(app) as port, paid_service(facilitator_url=f"http://127.0.0.1:{port}") as base:
+        response = paid_post(base, target, signature)
+    assert (response.status_code, reason_of(response)) == (402, "payment_invalid")
+
+
+def test_our_dns_timeout_is_served_but_not_charged(paid_service: PaidService, chain: Chain) -> None:
+    class Silent:
+        async def resolve(self, host: str, port: int) -> list[IPAddress]:
+            raise ResolutionFailed("dns_timeout", "no answer")
+
+    url = {"url": "https://quiet.example.org/mcp"}
+    with paid_service(allow_private=False) as working:
+        signature = payment_for(working, chain, url)
+    with paid_service(allow_private=False, resolver=Silent()) as base:
+        response = paid_post(base, url, signature)
+    assert response.status_code == 200 and response.json()["reason"] == "dns_timeout"
+    assert "payment-response" not in response.headers
+    assert chain.balance(chain.payer) == START_BALANCE
