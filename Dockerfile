@@ -3,6 +3,8 @@ FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
     MCP_SONDE_HOST=0.0.0.0 MCP_SONDE_PORT=8000
+RUN apt-get update && apt-get install -y --no-install-recommends libcairo2 fonts-dejavu-core \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /srv/mcp-sonde
 COPY pyproject.toml README.md ./
 COPY app ./app

@@ -32,7 +32,7 @@ START_BALANCE = 1_000_000
 @cache
 def compiled_token() -> dict[str, Any]:
     """ABI and bytecode of the test token (Vyper, compiled once per run)."""
-    import vyper  # type: ignore[import-untyped]
+    import vyper
 
     output: dict[str, Any] = vyper.compile_code(TOKEN_SOURCE.read_text(), output_formats=["abi", "bytecode"])
     return output
