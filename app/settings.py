@@ -102,6 +102,11 @@ class Settings(BaseSettings):
         description="Peers (IPs or CIDRs) whose X-Forwarded-For is believed; empty = use the socket peer.",
     )
     openapi_path: str | None = Field(default=None, description="Path of openapi.yaml (default: the packaged one).")
+    # --- badges ------------------------------------------------------------------------------
+    badge_ttl_s: int = Field(default=86_400, ge=10, le=7 * 86_400, description="How long a badge's probe is fresh.")
+    badge_rate_limit: str = Field(default="30/minute", description="Badge probes (cache misses) per client IP.")
+    badge_global_limit: str = Field(default="600/minute", description="Badge probes (cache misses) in all.")
+
     # --- payment (x402 v2) ---------------------------------------------------------------------
     pay_to: str | None = Field(
         default=None, description="Address that receives payments (EVM, 0x...); unset = paid checks are off."
@@ -166,7 +171,7 @@ class Settings(BaseSettings):
             raise ValueError("price_usd must be positive with at most 6 decimals")
         return value
 
-    @field_validator("rate_limit")
+    @field_validator("rate_limit", "badge_rate_limit", "badge_global_limit")
     @classmethod
     def _rate_limit_parses(cls, value: str) -> str:
         from limits import parse

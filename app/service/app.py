@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.guard import Resolver
-from app.service import routes
+from app.service import badge, routes
 from app.service.accesslog import AccessLog
 from app.service.errors import ApiError, error_response, handle_api_error
 from app.service.services import build_services
@@ -62,6 +62,7 @@ def create_app(
     """
     settings = settings or get_settings()
     services = build_services(settings, resolver=resolver, network_backend=network_backend)
+    badges = badge.BadgeService(services)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -70,6 +71,7 @@ def create_app(
         try:
             yield
         finally:
+            await badges.aclose()
             await services.aclose()
 
     table = [
@@ -80,6 +82,9 @@ def create_app(
         Route("/openapi.yaml", routes.openapi_yaml),
         Route("/openapi.json", routes.openapi_json),
         Route("/.well-known/x402", routes.well_known_x402),
+        Route("/badge/mcp", badge.badge_svg),
+        Route("/badge/mcp.png", badge.badge_png),
+        Route("/badge/mcp.json", badge.badge_json),
     ]
     app = Starlette(
         routes=table,
@@ -99,4 +104,5 @@ def create_app(
     )
     app.router.redirect_slashes = False  # a redirect would echo the client's Host header; answer 404
     app.state.services = services
+    app.state.badges = badges
     return app

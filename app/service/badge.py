@@ -1,0 +1,218 @@
+"""``GET /badge/mcp`` (SVG), ``/badge/mcp.png`` and ``/badge/mcp.json`` (shields endpoint schema).
+
+Policy (GitHub fetches README images through its camo proxy, for every viewer, from shared
+addresses, and shows anything but a 200 image as broken):
+
+- Always 200 with an image; the state is also in ``X-Badge-State``.
+- The badge comes from a light probe (handshake only, at most ``light_probe_timeout_s``, 5 s,
+  under camo's 10 s), cached in the store per normalised URL (scheme and host lower-cased,
+  IDNA, default port and fragment dropped, path and query kept) for ``badge_ttl_s`` (24 h).
+  A stale entry is served at once while one refresh runs. Concurrent misses share one probe
+  (single-flight, across instances through the store).
+- Only misses are limited: per client IP (``badge_rate_limit``) and in all
+  (``badge_global_limit``); a cache hit is never refused, whoever asks.
+- ``Cache-Control: max-age=300, s-maxage=300`` (60 for badges not backed by a probe: refused
+  URL, rate limited, busy), a strong ``ETag``, ``Last-Modified``, 304 on ``If-None-Match``,
+  ``X-Content-Type-Options: nosniff`` and a ``Content-Security-Policy`` without scripts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass
+from datetime import UTC
+from email.utils import format_datetime
+
+import anyio
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import Response
+
+from app.errors import TargetRefused
+from app.guard import ResolutionFailed, ResolverBusy, TargetUrl, check_url, resolve_target
+from app.probe import ProbeFailed, ProbeResult, unresolved_result
+from app.service.checks import TargetBusy
+from app.service.clientip import client_ip, rate_key
+from app.service.ratelimit import RateLimiter
+from app.service.services import Services
+from app.store import key
+from badges import STYLES, render_svg
+from badges.png import render_png
+
+logger = logging.getLogger("mcp_sonde.badge")
+LABEL = "MCP"
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+@dataclass(frozen=True, slots=True)
+class BadgeState:
+    """What a badge says: the state key (``X-Badge-State``), message, colour, and whether a probe backs it."""
+
+    state: str
+    message: str
+    color: str
+    probed: bool = True
+
+
+def state_of(result: ProbeResult) -> BadgeState:
+    """The badge for a probe result."""
+    if result.status == "ok":
+        return BadgeState("ok", f"live · checked {result.checked_at:%Y-%m-%d}", "brightgreen")
+    if result.status == "auth":
+        return BadgeState("auth", "auth required", "yellow")
+    if result.status in ("timeout", "dns", "unreachable"):
+        return BadgeState("unreachable", "unreachable", "lightgrey")
+    if result.status == "not_mcp":
+        return BadgeState("not_mcp", "not MCP", "lightgrey")
+    if result.status == "tls":
+        return BadgeState("tls", "TLS error", "red")
+    if result.status == "not_found":
+        return BadgeState("not_found", "not found", "red")
+    return BadgeState("error", result.status.replace("_", " "), "red")
+
+
+REFUSED = BadgeState("refused", "invalid URL", "lightgrey", probed=False)
+LIMITED = BadgeState("rate_limited", "rate limited", "lightgrey", probed=False)
+BUSY = BadgeState("busy", "checking…", "lightgrey", probed=False)
+
+
+class BadgeService:
+    """Cache, limits and refreshes of badge probes (see the module docs)."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        settings = services.settings
+        self.per_client = RateLimiter(
+            settings.badge_rate_limit, "badge", settings.redis_url, settings.redis_timeout_s, settings.redis_namespace
+        )
+        self.overall = RateLimiter(
+            settings.badge_global_limit,
+            "badge-all",
+            settings.redis_url,
+            settings.redis_timeout_s,
+            settings.redis_namespace,
+        )
+        self._refreshing: set[asyncio.Task[None]] = set()
+
+    async def aclose(self) -> None:
+        """Close limiter connections."""
+        await self.per_client.aclose()
+        await self.overall.aclose()
+
+    def _cache_key(self, target: TargetUrl) -> str:
+        return key("badge", target.url)
+
+    async def _cached(self, target: TargetUrl) -> tuple[ProbeResult, bool] | None:
+        raw = await self.services.store.get(self._cache_key(target))
+        if raw is None:
+            return None
+        try:
+            entry = json.loads(raw)
+            return ProbeResult.model_validate(entry["result"]), time.time() < float(entry["fresh_until"])
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    async def _probe(self, target: TargetUrl) -> ProbeResult:
+        """A light probe through the single-flight runner; the result is cached."""
+        settings = self.services.settings
+        try:
+            resolved = await resolve_target(
+                target, resolver=self.services.resolver, allow_private=settings.allow_private
+            )
+        except ResolutionFailed as failure:
+            result = unresolved_result(target, failure, light=True)
+        else:
+            result = await self.services.checks.check(resolved, light=True)
+        entry = {"result": result.model_dump(mode="json"), "fresh_until": time.time() + settings.badge_ttl_s}
+        await self.services.store.set(self._cache_key(target), json.dumps(entry).encode(), 2 * settings.badge_ttl_s)
+        return result
+
+    def _refresh_in_background(self, target: TargetUrl) -> None:
+        async def refresh() -> None:
+            try:
+                await self._probe(target)
+            except Exception:  # a refresh never breaks anything; the stale badge stays until the next try
+                logger.warning("badge refresh failed", exc_info=True)
+
+        task = asyncio.create_task(refresh())
+        self._refreshing.add(task)
+        task.add_done_callback(self._refreshing.discard)
+
+    async def state_for(self, request: Request, url: str) -> tuple[BadgeState, ProbeResult | None]:
+        """The badge for ``url``: from the cache, or a limited light probe."""
+        settings = self.services.settings
+        try:
+            target = check_url(url, allow_private=settings.allow_private)
+        except TargetRefused:
+            return REFUSED, None
+        cached = await self._cached(target)
+        if cached is not None:
+            result, fresh = cached
+            if not fresh:
+                self._refresh_in_background(target)
+            return state_of(result), result
+        client = rate_key(client_ip(request, self.services.trusted_proxies))
+        if not (await self.per_client.hit(client)).allowed or not (await self.overall.hit("all")).allowed:
+            self.services.metrics.limits_hit.labels(limit="badge_probe").inc()
+            return LIMITED, None
+        try:
+            result = await self._probe(target)
+        except TargetRefused:
+            return REFUSED, None
+        except (TargetBusy, ResolverBusy, ProbeFailed):
+            return BUSY, None
+        return state_of(result), result
+
+
+def _headers(body: bytes, state: BadgeState, result: ProbeResult | None) -> dict[str, str]:
+    age = 300 if state.probed else 60
+    headers = {
+        "Cache-Control": f"max-age={age}, s-maxage={age}",
+        "ETag": '"' + hashlib.sha256(body).hexdigest()[:32] + '"',
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": CSP,
+        "X-Badge-State": state.state,
+    }
+    if result is not None:
+        headers["Last-Modified"] = format_datetime(result.checked_at.astimezone(UTC), usegmt=True)
+    return headers
+
+
+def _answer(request: Request, body: bytes, media_type: str, state: BadgeState, result: ProbeResult | None) -> Response:
+    headers = _headers(body, state, result)
+    if request.headers.get("if-none-match") == headers["ETag"]:
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type=media_type, headers=headers)
+
+
+def _badge_service(request: Request) -> BadgeService:
+    service: BadgeService = request.app.state.badges
+    return service
+
+
+async def badge_svg(request: Request) -> Response:
+    """``GET /badge/mcp?url=...&style=...``."""
+    state, result = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
+    style = request.query_params.get("style", "flat")
+    svg = render_svg(LABEL, state.message, state.color, style=style if style in STYLES else "flat")
+    return _answer(request, svg.encode(), "image/svg+xml; charset=utf-8", state, result)
+
+
+async def badge_png(request: Request) -> Response:
+    """``GET /badge/mcp.png?url=...``: the flat badge as PNG (drawn off the event loop)."""
+    state, result = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
+    svg = render_svg(LABEL, state.message, state.color)
+    png = await anyio.to_thread.run_sync(render_png, svg)
+    return _answer(request, png, "image/png", state, result)
+
+
+async def badge_json(request: Request) -> Response:
+    """``GET /badge/mcp.json?url=...``: shields' endpoint schema, so maintainers can style it themselves."""
+    state, result = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
+    document = {"schemaVersion": 1, "label": LABEL, "message": state.message, "color": state.color}
+    body = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+    return _answer(request, body, "application/json", state, result)

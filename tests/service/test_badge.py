@@ -1,0 +1,172 @@
+"""GET /badge/mcp, .png and .json: states, cache, single-flight, limits and headers."""
+
+from __future__ import annotations
+
+import socket
+import time
+import uuid
+from urllib.parse import quote
+
+import anyio
+import httpx2
+
+from tests.servers.raw import RawServer, Request, send
+from tests.servers.raw_mcp import MiniMcp
+from tests.servers.redis_server import shared_redis_url
+from tests.service.conftest import Service
+
+
+def badge(base: str, url: str, kind: str = "", **params: str) -> httpx2.Response:
+    query = "&".join([f"url={quote(url, safe='')}"] + [f"{k}={v}" for k, v in params.items()])
+    return httpx2.get(f"{base}/badge/mcp{kind}?{query}", timeout=30)
+
+
+def handshakes(raw: RawServer) -> int:
+    return sum(1 for r in raw.seen if r.message.get("method") in ("server/discover",))
+
+
+def test_live_badge_and_its_headers(service: Service, raw: RawServer) -> None:
+    raw.routes["/mcp"] = MiniMcp()
+    with service() as base:
+        first = badge(base, raw.url("/mcp"))
+        second = badge(base, raw.url("/mcp"))
+        not_modified = httpx2.get(
+            f"{base}/badge/mcp?url={quote(raw.url('/mcp'), safe='')}", headers={"If-None-Match": first.headers["etag"]}
+        )
+    assert first.status_code == 200 and first.headers["content-type"] == "image/svg+xml; charset=utf-8"
+    assert "live · checked " + time.strftime("%Y-%m-%d", time.gmtime()) in first.text
+    assert 'aria-label="MCP: live · checked' in first.text
+    assert first.headers["x-badge-state"] == "ok"
+    assert first.headers["cache-control"] == "max-age=300, s-maxage=300"
+    assert first.headers["x-content-type-options"] == "nosniff"
+    assert (
+        "script" not in first.headers["content-security-policy"]
+        and "default-src 'none'" in first.headers["content-security-policy"]
+    )
+    assert first.headers["etag"].startswith('"') and "last-modified" in first.headers
+    assert second.text == first.text and handshakes(raw) == 1  # the second came from the cache
+    assert not_modified.status_code == 304 and not_modified.content == b""
+
+
+def test_states(service: Service, raw: RawServer) -> None:
+    @raw.route("/auth")
+    def protected(request: Request, conn: socket.socket) -> None:
+        send(conn, 401, {"www-authenticate": "Bearer"})
+
+    @raw.route("/page")
+    def page(request: Request, conn: socket.socket) -> None:
+        send(conn, 200, {"content-type": "text/html"}, b"<html>hi</html>")
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()
+    with service() as base:
+        states = {
+            name: badge(base, url)
+            for name, url in {
+                "auth": raw.url("/auth"),
+                "not_mcp": raw.url("/page"),
+                "unreachable": f"http://127.0.0.1:{closed_port}/mcp",
+                "refused": "https://169.254.169.254/latest",
+            }.items()
+        }
+    for name, response in states.items():
+        assert response.status_code == 200 and response.headers["x-badge-state"] == name, name
+    assert "auth required" in states["auth"].text and "#d8b800" in states["auth"].text
+    assert "not MCP" in states["not_mcp"].text
+    assert "unreachable" in states["unreachable"].text and "#939393" in states["unreachable"].text
+    assert "invalid URL" in states["refused"].text
+    assert states["refused"].headers["cache-control"] == "max-age=60, s-maxage=60"
+
+
+def test_png_and_endpoint_json(service: Service, raw: RawServer) -> None:
+    raw.routes["/mcp"] = MiniMcp()
+    with service() as base:
+        png = badge(base, raw.url("/mcp"), ".png")
+        endpoint = badge(base, raw.url("/mcp"), ".json")
+        square = badge(base, raw.url("/mcp"), style="for-the-badge")
+    assert png.status_code == 200 and png.headers["content-type"] == "image/png" and png.content.startswith(b"\x89PNG")
+    document = endpoint.json()
+    assert document["schemaVersion"] == 1 and document["label"] == "MCP" and document["color"] == "brightgreen"
+    assert document["message"].startswith("live · checked ")
+    assert "LIVE · CHECKED" in square.text and 'height="28"' in square.text
+    assert handshakes(raw) == 1
+
+
+def test_cache_misses_are_limited_hits_are_not(service: Service, raw: RawServer) -> None:
+    raw.routes["/mcp"] = MiniMcp()
+    with service(badge_rate_limit="1/minute") as base:
+        first = badge(base, raw.url("/mcp"))
+        limited = badge(base, raw.url("/mcp?other=1"))
+        hits = [badge(base, raw.url("/mcp")) for _ in range(5)]
+    assert first.headers["x-badge-state"] == "ok"
+    assert (limited.status_code, limited.headers["x-badge-state"]) == (200, "rate_limited")
+    assert "rate limited" in limited.text and limited.headers["cache-control"] == "max-age=60, s-maxage=60"
+    assert all(h.headers["x-badge-state"] == "ok" for h in hits)
+
+
+def test_stale_badge_is_served_while_one_refresh_runs(service: Service, raw: RawServer) -> None:
+    import json
+
+    from app.guard import ResolutionFailed, check_url
+    from app.probe import unresolved_result
+    from app.store import RedisStore, key
+
+    raw.routes["/mcp"] = MiniMcp()
+    shared = {"redis_url": shared_redis_url(), "redis_namespace": f"test-{uuid.uuid4().hex[:12]}:"}
+    target = check_url(raw.url("/mcp"), allow_private=True)
+    old = unresolved_result(target, ResolutionFailed("dns_timeout", "then"), light=True)
+    entry = {"result": old.model_dump(mode="json"), "fresh_until": time.time() - 1}
+
+    async def seed() -> None:
+        store = RedisStore(shared["redis_url"], namespace=shared["redis_namespace"])
+        await store.set(key("badge", target.url), json.dumps(entry).encode(), 600)
+        await store.aclose()
+
+    anyio.run(seed)
+    with service(**shared) as base:
+        stale = badge(base, raw.url("/mcp"))
+        deadline = time.monotonic() + 5
+        while (fresh := badge(base, raw.url("/mcp"))).headers["x-badge-state"] != "ok":
+            assert time.monotonic() < deadline, "the refresh never landed"
+            time.sleep(0.05)
+    assert stale.headers["x-badge-state"] == "unreachable"  # served at once, from the stale entry
+    assert "live · checked" in fresh.text
+    assert handshakes(raw) == 1  # one refresh
+
+
+def test_one_probe_for_300_concurrent_misses_across_instances(service: Service, raw: RawServer) -> None:
+    inner = MiniMcp()
+
+    @raw.route("/mcp")
+    def slow(request: Request, conn: socket.socket) -> None:
+        if request.message.get("method") == "server/discover":
+            time.sleep(0.5)
+        inner(request, conn)
+
+    shared = {
+        "redis_url": shared_redis_url(),
+        "redis_namespace": f"test-{uuid.uuid4().hex[:12]}:",
+        "redis_timeout_s": 3.0,
+        "badge_rate_limit": "1000/minute",
+    }
+    with service(**shared) as first, service(**shared) as second, service(**shared) as third:
+
+        async def burst() -> list[httpx2.Response]:
+            responses: list[httpx2.Response] = []
+            async with httpx2.AsyncClient(timeout=30, limits=httpx2.Limits(max_connections=100)) as client:
+
+                async def one(i: int) -> None:
+                    base = (first, second, third)[i % 3]
+                    responses.append(await client.get(f"{base}/badge/mcp", params={"url": raw.url("/mcp")}))
+
+                async with anyio.create_task_group() as group:
+                    for i in range(300):
+                        group.start_soon(one, i)
+            return responses
+
+        responses = anyio.run(burst)
+    assert len(responses) == 300 and all(r.status_code == 200 for r in responses)
+    assert {r.headers["x-badge-state"] for r in responses} == {"ok"}
+    assert handshakes(raw) == 1
