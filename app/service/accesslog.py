@@ -41,12 +41,13 @@ class AccessLog:
         try:
             await self.app(scope, receive, record)
         finally:
-            client = scope.get("client")
-            line = {
-                "method": scope["method"],
-                "path": scope["path"] if scope["path"] in self.paths else "<unmatched>",
-                "status": status,
-                "ms": round((time.perf_counter() - started) * 1000, 1),
-                "client": client[0] if client else None,
-            }
-            logger.info(json.dumps(line, separators=(",", ":")))
+            if logger.isEnabledFor(logging.INFO):
+                client = scope.get("client")
+                line = {
+                    "method": scope["method"],
+                    "path": scope["path"] if scope["path"] in self.paths else "<unmatched>",
+                    "status": status,
+                    "ms": round((time.perf_counter() - started) * 1000, 1),
+                    "client": client[0] if client else None,
+                }
+                logger.info(json.dumps(line, separators=(",", ":")))

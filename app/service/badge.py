@@ -19,6 +19,7 @@ addresses, and shows anything but a 200 image as broken):
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import logging
@@ -106,18 +107,20 @@ class BadgeService:
     def _cache_key(self, target: TargetUrl) -> str:
         return key("badge", target.url)
 
-    async def _cached(self, target: TargetUrl) -> tuple[ProbeResult, bool] | None:
+    async def _cached(self, target: TargetUrl) -> tuple[BadgeState, str, bool] | None:
+        """``(state, last-modified, fresh)`` from the cache; a compact entry, cheap to read on every hit."""
         raw = await self.services.store.get(self._cache_key(target))
         if raw is None:
             return None
         try:
             entry = json.loads(raw)
-            return ProbeResult.model_validate(entry["result"]), time.time() < float(entry["fresh_until"])
+            state = BadgeState(entry["state"], entry["message"], entry["color"])
+            return state, str(entry["modified"]), time.time() < float(entry["fresh_until"])
         except (ValueError, KeyError, TypeError):
             return None
 
-    async def _probe(self, target: TargetUrl) -> ProbeResult:
-        """A light probe through the single-flight runner; the result is cached."""
+    async def _probe(self, target: TargetUrl) -> tuple[BadgeState, str]:
+        """A light probe through the single-flight runner; its badge is cached."""
         settings = self.services.settings
         try:
             resolved = await resolve_target(
@@ -127,9 +130,17 @@ class BadgeService:
             result = unresolved_result(target, failure, light=True)
         else:
             result = await self.services.checks.check(resolved, light=True)
-        entry = {"result": result.model_dump(mode="json"), "fresh_until": time.time() + settings.badge_ttl_s}
+        state = state_of(result)
+        modified = format_datetime(result.checked_at.astimezone(UTC), usegmt=True)
+        entry = {
+            "state": state.state,
+            "message": state.message,
+            "color": state.color,
+            "modified": modified,
+            "fresh_until": time.time() + settings.badge_ttl_s,
+        }
         await self.services.store.set(self._cache_key(target), json.dumps(entry).encode(), 2 * settings.badge_ttl_s)
-        return result
+        return state, modified
 
     def _refresh_in_background(self, target: TargetUrl) -> None:
         async def refresh() -> None:
@@ -142,49 +153,64 @@ class BadgeService:
         self._refreshing.add(task)
         task.add_done_callback(self._refreshing.discard)
 
-    async def state_for(self, request: Request, url: str) -> tuple[BadgeState, ProbeResult | None]:
-        """The badge for ``url``: from the cache, or a limited light probe."""
+    async def state_for(self, request: Request, url: str) -> tuple[BadgeState, str | None]:
+        """The badge for ``url`` and its ``Last-Modified``: from the cache, or a limited light probe."""
         settings = self.services.settings
         try:
-            target = check_url(url, allow_private=settings.allow_private)
+            target = _checked(url, settings.allow_private)
         except TargetRefused:
             return REFUSED, None
         cached = await self._cached(target)
         if cached is not None:
-            result, fresh = cached
+            state, modified, fresh = cached
             if not fresh:
                 self._refresh_in_background(target)
-            return state_of(result), result
+            return state, modified
         client = rate_key(client_ip(request, self.services.trusted_proxies))
         if not (await self.per_client.hit(client)).allowed or not (await self.overall.hit("all")).allowed:
             self.services.metrics.limits_hit.labels(limit="badge_probe").inc()
             return LIMITED, None
         try:
-            result = await self._probe(target)
+            return await self._probe(target)
         except TargetRefused:
             return REFUSED, None
         except (TargetBusy, ResolverBusy, ProbeFailed):
             return BUSY, None
-        return state_of(result), result
 
 
-def _headers(body: bytes, state: BadgeState, result: ProbeResult | None) -> dict[str, str]:
+@functools.lru_cache(maxsize=4096)
+def _checked(url: str, allow_private: bool) -> TargetUrl:
+    """:func:`app.guard.check_url`, remembered: badge URLs repeat on every README view."""
+    return check_url(url, allow_private=allow_private)
+
+
+@functools.lru_cache(maxsize=1024)
+def _drawn(message: str, color: str, style: str, kind: str) -> tuple[bytes, str]:
+    """The badge body and its strong ETag, drawn once per message, colour and style."""
+    svg = render_svg(LABEL, message, color, style=style if style in STYLES else "flat")
+    body = render_png(svg) if kind == "png" else svg.encode()
+    return body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def _headers(etag: str, state: BadgeState, modified: str | None) -> dict[str, str]:
     age = 300 if state.probed else 60
     headers = {
         "Cache-Control": f"max-age={age}, s-maxage={age}",
-        "ETag": '"' + hashlib.sha256(body).hexdigest()[:32] + '"',
+        "ETag": etag,
         "X-Content-Type-Options": "nosniff",
         "Content-Security-Policy": CSP,
         "X-Badge-State": state.state,
     }
-    if result is not None:
-        headers["Last-Modified"] = format_datetime(result.checked_at.astimezone(UTC), usegmt=True)
+    if modified is not None:
+        headers["Last-Modified"] = modified
     return headers
 
 
-def _answer(request: Request, body: bytes, media_type: str, state: BadgeState, result: ProbeResult | None) -> Response:
-    headers = _headers(body, state, result)
-    if request.headers.get("if-none-match") == headers["ETag"]:
+def _answer(
+    request: Request, body: bytes, etag: str, media_type: str, state: BadgeState, modified: str | None
+) -> Response:
+    headers = _headers(etag, state, modified)
+    if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
     return Response(body, media_type=media_type, headers=headers)
 
@@ -196,23 +222,22 @@ def _badge_service(request: Request) -> BadgeService:
 
 async def badge_svg(request: Request) -> Response:
     """``GET /badge/mcp?url=...&style=...``."""
-    state, result = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
-    style = request.query_params.get("style", "flat")
-    svg = render_svg(LABEL, state.message, state.color, style=style if style in STYLES else "flat")
-    return _answer(request, svg.encode(), "image/svg+xml; charset=utf-8", state, result)
+    state, modified = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
+    body, etag = _drawn(state.message, state.color, request.query_params.get("style", "flat"), "svg")
+    return _answer(request, body, etag, "image/svg+xml; charset=utf-8", state, modified)
 
 
 async def badge_png(request: Request) -> Response:
-    """``GET /badge/mcp.png?url=...``: the flat badge as PNG (drawn off the event loop)."""
-    state, result = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
-    svg = render_svg(LABEL, state.message, state.color)
-    png = await anyio.to_thread.run_sync(render_png, svg)
-    return _answer(request, png, "image/png", state, result)
+    """``GET /badge/mcp.png?url=...``: the flat badge as PNG (drawn off the event loop, then remembered)."""
+    state, modified = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
+    body, etag = await anyio.to_thread.run_sync(_drawn, state.message, state.color, "flat", "png")
+    return _answer(request, body, etag, "image/png", state, modified)
 
 
 async def badge_json(request: Request) -> Response:
     """``GET /badge/mcp.json?url=...``: shields' endpoint schema, so maintainers can style it themselves."""
-    state, result = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
+    state, modified = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
     document = {"schemaVersion": 1, "label": LABEL, "message": state.message, "color": state.color}
     body = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
-    return _answer(request, body, "application/json", state, result)
+    etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    return _answer(request, body, etag, "application/json", state, modified)

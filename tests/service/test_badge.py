@@ -9,7 +9,9 @@ from urllib.parse import quote
 
 import anyio
 import httpx2
+import trustme
 
+from tests.servers.network import server_context
 from tests.servers.raw import RawServer, Request, send
 from tests.servers.raw_mcp import MiniMcp
 from tests.servers.redis_server import shared_redis_url
@@ -57,6 +59,10 @@ def test_states(service: Service, raw: RawServer) -> None:
     def page(request: Request, conn: socket.socket) -> None:
         send(conn, 200, {"content-type": "text/html"}, b"<html>hi</html>")
 
+    ca = trustme.CA()  # a certificate nobody trusts: the TLS state
+    tls_server = RawServer(ssl_context=server_context(ca, "localhost"))
+    tls_server.start()
+    tls_server.routes["/mcp"] = MiniMcp()
     closed = socket.socket()
     closed.bind(("127.0.0.1", 0))
     closed_port = closed.getsockname()[1]
@@ -69,14 +75,17 @@ def test_states(service: Service, raw: RawServer) -> None:
                 "not_mcp": raw.url("/page"),
                 "unreachable": f"http://127.0.0.1:{closed_port}/mcp",
                 "refused": "https://169.254.169.254/latest",
+                "tls": tls_server.url("/mcp", host="localhost"),
             }.items()
         }
+    tls_server.stop()
     for name, response in states.items():
         assert response.status_code == 200 and response.headers["x-badge-state"] == name, name
     assert "auth required" in states["auth"].text and "#d8b800" in states["auth"].text
     assert "not MCP" in states["not_mcp"].text
     assert "unreachable" in states["unreachable"].text and "#939393" in states["unreachable"].text
     assert "invalid URL" in states["refused"].text
+    assert "TLS error" in states["tls"].text and "#dd4343" in states["tls"].text
     assert states["refused"].headers["cache-control"] == "max-age=60, s-maxage=60"
 
 
@@ -109,15 +118,19 @@ def test_cache_misses_are_limited_hits_are_not(service: Service, raw: RawServer)
 def test_stale_badge_is_served_while_one_refresh_runs(service: Service, raw: RawServer) -> None:
     import json
 
-    from app.guard import ResolutionFailed, check_url
-    from app.probe import unresolved_result
+    from app.guard import check_url
     from app.store import RedisStore, key
 
     raw.routes["/mcp"] = MiniMcp()
     shared = {"redis_url": shared_redis_url(), "redis_namespace": f"test-{uuid.uuid4().hex[:12]}:"}
     target = check_url(raw.url("/mcp"), allow_private=True)
-    old = unresolved_result(target, ResolutionFailed("dns_timeout", "then"), light=True)
-    entry = {"result": old.model_dump(mode="json"), "fresh_until": time.time() - 1}
+    entry = {
+        "state": "unreachable",
+        "message": "unreachable",
+        "color": "lightgrey",
+        "modified": "Mon, 30 Nov 2026 00:00:00 GMT",
+        "fresh_until": time.time() - 1,  # past its time
+    }
 
     async def seed() -> None:
         store = RedisStore(shared["redis_url"], namespace=shared["redis_namespace"])
