@@ -75,6 +75,10 @@ def create_app(
             await services.aclose()
 
     table = [
+        # Badges first: README views make them the most frequent requests by far.
+        Route("/badge/mcp", badge.badge_svg),
+        Route("/badge/mcp.png", badge.badge_png),
+        Route("/badge/mcp.json", badge.badge_json),
         Route("/v1/mcp/check", routes.check, methods=["POST"]),
         Route("/healthz", routes.healthz),
         Route("/readyz", routes.readyz),
@@ -82,9 +86,6 @@ def create_app(
         Route("/openapi.yaml", routes.openapi_yaml),
         Route("/openapi.json", routes.openapi_json),
         Route("/.well-known/x402", routes.well_known_x402),
-        Route("/badge/mcp", badge.badge_svg),
-        Route("/badge/mcp.png", badge.badge_png),
-        Route("/badge/mcp.json", badge.badge_json),
     ]
     app = Starlette(
         routes=table,
