@@ -1,0 +1,77 @@
+"""Run every benchmark as its own process and print one table (see bench/README.md)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+RUNS = [
+    ("probe", ["bench.probe", "200"]),
+    ("concurrency", ["bench.concurrency", "1000", "1.0"]),
+    ("api", ["bench.api", "2000", "16"]),
+    ("payment", ["bench.payment", "50"]),
+    ("badge", ["bench.badge"]),
+]
+HEADER = ("benchmark", "figure", "baseline", "ratio")
+
+
+def first(text: str, pattern: str) -> str:
+    """The first group of ``pattern`` in ``text``, or ``?``."""
+    match = re.search(pattern, text, flags=re.MULTILINE)
+    return match.group(1) if match else "?"
+
+
+def rows_for(name: str, out: str) -> list[tuple[str, str, str, str]]:
+    """Table rows from one benchmark's output."""
+    if name == "probe":
+        rows = []
+        for line in out.splitlines()[2:]:
+            label, ours, theirs, ratio = line.rsplit(maxsplit=3)
+            rows.append((f"probe: {label.strip()}", f"{ours} ms", f"mcp SDK client {theirs} ms", ratio))
+        return rows
+    if name == "concurrency":
+        wall, rss, errors = first(out, r"wall\s+([\d.]+)"), first(out, r"RSS\s+(\d+)"), first(out, r"errors\s+(\d+)")
+        return [("1,000 concurrent probes", f"{wall} s wall, {rss} MB", f"goal < 2 s, < 250 MB; errors {errors}", "-")]
+    if name == "api":
+        direct, service = first(out, r"directly\s+(\d+)"), first(out, r"check\s+(\d+)")
+        return [
+            (
+                "POST /v1/mcp/check",
+                f"{service} checks/s",
+                f"probe() directly {direct}/s",
+                first(out, r"direct\s+([\d.]+)$"),
+            )
+        ]
+    if name == "payment":
+        free, paid = first(out, r"free-pool check\s+median\s+([\d.]+)"), first(out, r"paid check\s+median\s+([\d.]+)")
+        added = first(out, r"added by payment\s+median\s+([\d.]+)")
+        return [("paid check", f"{paid} ms (+{added} ms)", f"free-pool check {free} ms", "-")]
+    bare, cached = first(out, r"fixed SVG\s+(\d+)"), first(out, r"cached /badge/mcp\s+(\d+)")
+    return [
+        (
+            "cached badge",
+            f"{cached} req/s",
+            f"bare route {bare} req/s (goal >= 0.60)",
+            first(out, r"cached/bare\s+([\d.]+)"),
+        )
+    ]
+
+
+def main() -> None:
+    """Run each benchmark, then print the table."""
+    rows: list[tuple[str, str, str, str]] = []
+    for name, command in RUNS:
+        completed = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True, check=False)
+        if completed.returncode != 0:
+            rows.append((name, "failed", (completed.stderr.strip().splitlines() or [""])[-1][:60], "-"))
+            continue
+        rows += rows_for(name, completed.stdout)
+    table = [HEADER, *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(4)]
+    for row in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+
+
+if __name__ == "__main__":
+    main()
