@@ -102,10 +102,18 @@ class PaymentGate:
         if len(header) > MAX_HEADER_BYTES:
             raise self.required("invalid_payment", "the PAYMENT-SIGNATURE header is too large", 400)
         try:
-            raw = base64.b64decode(header.strip(), validate=True)
-            payload = PaymentPayload.model_validate(jsonsafe.loads(raw))
+            document: object = jsonsafe.loads(base64.b64decode(header.strip(), validate=True))
+        except (binascii.Error, ValueError, RecursionError) as exc:
+            raise self.required("invalid_payment", invalid, 400) from exc
+        return self._validate(document)
+
+    def _validate(self, document: object) -> PaymentPayload:
+        """A decoded payment (header JSON, or an MCP ``_meta["x402/payment"]`` object) checked strictly."""
+        invalid = "the payment is not an x402 v2 PaymentPayload with an EIP-3009 authorization"
+        try:
+            payload = PaymentPayload.model_validate(document)
             json.dumps(payload.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")  # no lone surrogates
-        except (binascii.Error, ValueError, RecursionError, ValidationError, UnicodeError) as exc:
+        except (ValueError, RecursionError, ValidationError, UnicodeError) as exc:
             raise self.required("invalid_payment", invalid, 400) from exc
         if payload.x402_version != 2:
             raise self.required("invalid_payment", "only x402 version 2 is accepted", 400)
@@ -126,15 +134,16 @@ class PaymentGate:
             raise self.required("invalid_payment", invalid, 400)
         return payload
 
-    async def begin(self, header: str) -> Payment:
-        """Steps 1 to 3 of the module policy.
+    async def begin(self, header: str | dict[str, object]) -> Payment:
+        """Steps 1 to 3 of the module policy, for a ``PAYMENT-SIGNATURE`` header value or an
+        already decoded payload (the MCP tool's ``_meta["x402/payment"]``).
 
         Raises:
             ApiError: 400/402/409 (see the module docs), or 503 ``facilitator_unavailable``.
         """
         if not self.enabled:
             raise self.required("payment_required", "paid checks are not configured here; use the free pool")
-        payload = self._decode(header)
+        payload = self._decode(header) if isinstance(header, str) else self._validate(header)
         requirement = matching_requirement(payload, self.requirements)
         if requirement is None:
             raise self.required("payment_mismatch", "the payment does not match any accepted payment option")
