@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import yaml
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from app.errors import TargetRefused
-from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
-from app.payment import Payment, PaymentGate, payment_required
-from app.probe import ProbeFailed, ProbeResult, unresolved_result
+from app.payment import payment_required
 from app.service.body import read_check_request
-from app.service.checks import TargetBusy
+from app.service.checkflow import run_check
 from app.service.clientip import client_ip, rate_key
 from app.service.errors import ApiError
-from app.service.freepool import Draw
 from app.service.services import Services
 
 
@@ -29,9 +26,8 @@ def services_of(request: Request) -> Services:
 async def check(request: Request) -> Response:
     """``POST /v1/mcp/check``: one live check, paid or drawn from the free pool.
 
-    Order: client rate limit, body, target guard (422, nothing charged), payment (x402 or a
-    free-pool draw), probe, settlement. A draw is given back and a payment's lock released
-    whenever the check is not served; a payment is settled only for a served result.
+    Order: client rate limit, body, then :func:`app.service.checkflow.run_check` (target
+    guard, payment, probe, settlement).
     """
     services = services_of(request)
     client = rate_key(client_ip(request, services.trusted_proxies))
@@ -51,63 +47,19 @@ async def check(request: Request) -> Response:
 async def _checked(request: Request, services: Services, client: str) -> Response:
     settings = services.settings
     body = await read_check_request(request, settings.max_body_bytes, settings.body_timeout_s)
-    try:
-        target = check_url(body.url, allow_private=settings.allow_private)
-        resolved: ResolvedTarget | ResolutionFailed = await resolve_target(
-            target, resolver=services.resolver, allow_private=settings.allow_private
-        )
-    except TargetRefused as exc:
-        raise ApiError(exc.reason, exc.message, 422) from exc
-    except ResolutionFailed as failure:
-        resolved = failure  # a normal result with status dns; nothing to connect to
-    except ResolverBusy as exc:
-        raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
-    paid_with = await services.authorize(request, client)
-    served = settled = False
-    try:
-        if isinstance(paid_with, Payment) and paid_with.stored_result is not None:
-            # The same payment again, after a settlement whose outcome was unknown.
-            receipt = await services.payments.settle(paid_with, paid_with.stored_result)
-            settled = served = True
-            headers = PaymentGate.response_header(receipt)
-            return Response(paid_with.stored_result, media_type="application/json", headers=headers)
-        try:
-            if isinstance(resolved, ResolutionFailed):
-                result = unresolved_result(target, resolved)
-                services.metrics.probes.labels(status=result.status).inc()
-            else:
-                result = await services.checks.check(resolved)
-        except TargetBusy as exc:
-            services.metrics.limits_hit.labels(limit="target_busy").inc()
-            raise ApiError("target_busy", exc.message, headers={"Retry-After": str(exc.retry_after)}) from exc
-        except ProbeFailed as exc:
-            raise ApiError("probe_internal_error", exc.message) from exc
-        payload = result.model_dump_json().encode()
-        if not chargeable(result):
-            # Our lookup gave no definitive answer: served, but not charged (a draw is given back).
-            return Response(payload, media_type="application/json")
-        if isinstance(paid_with, Payment):
-            headers = PaymentGate.response_header(await services.payments.settle(paid_with, payload))
-            settled = True
-        else:
-            headers = {"X-Free-Pool-Remaining": str(paid_with.remaining)}
-        served = True
-        return Response(payload, media_type="application/json", headers=headers)
-    finally:
-        if isinstance(paid_with, Payment) and not settled:
-            await services.payments.release(paid_with)
-        elif isinstance(paid_with, Draw) and not served:
-            await _give_back(services, paid_with)
+    served = await run_check(
+        services,
+        body.url,
+        client=client,
+        payment=request.headers.get("payment-signature"),
+        free=asks_free_pool(request.headers, settings.free_pool_header),
+    )
+    return Response(served.payload, media_type="application/json", headers=served.headers())
 
 
-def chargeable(result: ProbeResult) -> bool:
-    """Whether a served result is charged: not when our own lookup gave no definitive answer."""
-    return not (result.status == "dns" and result.reason in ("dns_timeout", "dns_failure"))
-
-
-async def _give_back(services: Services, draw: Draw) -> None:
-    await services.free_pool.give_back(draw)
-    services.metrics.pool_draws.labels(outcome="returned").inc()
+def asks_free_pool(headers: Mapping[str, str], name: str) -> bool:
+    """The request asks for a free-pool draw: header ``name`` is ``1``."""
+    return headers.get(name, "").strip() == "1"
 
 
 async def healthz(request: Request) -> Response:

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpcore2
-from starlette.requests import Request
 
 from app.guard import ResolvedTarget, Resolver, SystemResolver
 from app.payment import HttpFacilitator, Payment, PaymentGate
@@ -48,17 +47,21 @@ class Services:
             resolved=target,
         )
 
-    async def authorize(self, request: Request, client: str) -> Draw | Payment:
+    async def authorize(self, payment: str | dict[str, object] | None, free: bool, client: str) -> Draw | Payment:
         """Decide how the check is paid: an x402 payment, or a free-pool draw.
+
+        Args:
+            payment: a ``PAYMENT-SIGNATURE`` header value or a decoded ``PaymentPayload``.
+            free: the client asked for the free pool.
+            client: the client's rate key.
 
         Raises:
             ApiError: 402 (with the x402 ``PaymentRequired`` document), 400, 409 or 503; see
                 :mod:`app.payment.gate` and ``free_pool_exhausted``.
         """
-        signature = request.headers.get("payment-signature")
-        if signature is not None:
-            return await self.payments.begin(signature)
-        if request.headers.get(self.settings.free_pool_header, "").strip() == "1":
+        if payment is not None:
+            return await self.payments.begin(payment)
+        if free:
             draw = await self.free_pool.draw(client)
             if draw is None:
                 self.metrics.pool_draws.labels(outcome="exhausted").inc()

@@ -1,0 +1,115 @@
+"""One paid or free check, whatever carried the request: the HTTP route and the MCP tool.
+
+Order: target guard (refusals cost nothing), payment (an x402 ``PaymentPayload`` or a
+free-pool draw), probe, settlement. A draw is given back and a payment's lock released
+whenever the check is not served; a payment is settled only for a served result, so a
+replayed payment never buys a second check (see :mod:`app.payment.gate`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from x402.schemas import SettleResponse
+
+from app.errors import TargetRefused
+from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
+from app.payment import Payment, PaymentGate
+from app.probe import ProbeFailed, ProbeResult, unresolved_result
+from app.service.checks import TargetBusy
+from app.service.errors import ApiError
+from app.service.freepool import Draw
+from app.service.services import Services
+
+
+@dataclass(frozen=True)
+class Served:
+    """A served check.
+
+    Attributes:
+        payload: the :class:`~app.probe.ProbeResult` as JSON bytes.
+        receipt: the facilitator's settlement, for a paid check.
+        pool_remaining: checks left in the client's free-pool share, for a free one.
+    """
+
+    payload: bytes
+    receipt: SettleResponse | None = None
+    pool_remaining: int | None = None
+
+    def headers(self) -> dict[str, str]:
+        """The HTTP headers telling how the check was paid."""
+        if self.receipt is not None:
+            return PaymentGate.response_header(self.receipt)
+        if self.pool_remaining is not None:
+            return {"X-Free-Pool-Remaining": str(self.pool_remaining)}
+        return {}
+
+
+async def run_check(
+    services: Services, url: str, *, client: str, payment: str | dict[str, object] | None, free: bool
+) -> Served:
+    """Run one check of ``url``.
+
+    Args:
+        services: the app's collaborators.
+        url: the MCP endpoint, as the client sent it.
+        client: the client's rate key (free-pool shares are per client).
+        payment: a ``PAYMENT-SIGNATURE`` header value or a decoded ``PaymentPayload``.
+        free: the client asked for a free-pool draw (ignored when ``payment`` is given).
+
+    Raises:
+        ApiError: 422 for a refused URL, 402/400/409 for payment faults, 429 ``target_busy``,
+            503 ``resolver_busy`` / ``facilitator_unavailable``, 500 ``probe_internal_error``.
+    """
+    settings = services.settings
+    try:
+        target = check_url(url, allow_private=settings.allow_private)
+        resolved: ResolvedTarget | ResolutionFailed = await resolve_target(
+            target, resolver=services.resolver, allow_private=settings.allow_private
+        )
+    except TargetRefused as exc:
+        raise ApiError(exc.reason, exc.message, 422) from exc
+    except ResolutionFailed as failure:
+        resolved = failure  # a normal result with status dns; nothing to connect to
+    except ResolverBusy as exc:
+        raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
+    paid_with = await services.authorize(payment, free, client)
+    served = settled = False
+    try:
+        if isinstance(paid_with, Payment) and paid_with.stored_result is not None:
+            # The same payment again, after a settlement whose outcome was unknown.
+            receipt = await services.payments.settle(paid_with, paid_with.stored_result)
+            settled = served = True
+            return Served(paid_with.stored_result, receipt=receipt)
+        try:
+            if isinstance(resolved, ResolutionFailed):
+                result = unresolved_result(target, resolved)
+                services.metrics.probes.labels(status=result.status).inc()
+            else:
+                result = await services.checks.check(resolved)
+        except TargetBusy as exc:
+            services.metrics.limits_hit.labels(limit="target_busy").inc()
+            raise ApiError("target_busy", exc.message, headers={"Retry-After": str(exc.retry_after)}) from exc
+        except ProbeFailed as exc:
+            raise ApiError("probe_internal_error", exc.message) from exc
+        payload = result.model_dump_json().encode()
+        if not chargeable(result):
+            # Our lookup gave no definitive answer: served, but not charged (a draw is given back).
+            return Served(payload)
+        served = True
+        if isinstance(paid_with, Payment):
+            receipt = await services.payments.settle(paid_with, payload)
+            settled = True
+            return Served(payload, receipt=receipt)
+        return Served(payload, pool_remaining=paid_with.remaining)
+    finally:
+        if isinstance(paid_with, Payment) and not settled:
+            await services.payments.release(paid_with)
+        elif isinstance(paid_with, Draw) and not served:
+            await services.free_pool.give_back(paid_with)
+            services.metrics.pool_draws.labels(outcome="returned").inc()
+
+
+def chargeable(result: ProbeResult) -> bool:
+    """Whether a served result is charged: not when our own lookup gave no definitive answer."""
+    return not (result.status == "dns" and result.reason in ("dns_timeout", "dns_failure"))
