@@ -19,6 +19,7 @@ from app.guard import Resolver
 from app.service import badge, routes
 from app.service.accesslog import AccessLog
 from app.service.errors import ApiError, error_response, handle_api_error
+from app.service.mcp_tool import build_mcp_server, mcp_route
 from app.service.services import build_services
 from app.settings import Settings, get_settings
 
@@ -63,13 +64,16 @@ def create_app(
     settings = settings or get_settings()
     services = build_services(settings, resolver=resolver, network_backend=network_backend)
     badges = badge.BadgeService(services)
+    mcp_server = build_mcp_server(services)
+    mcp_endpoint, _sdk_app = mcp_route(mcp_server)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if settings.allow_private:
             logger.warning("allow_private is ON: checks may reach private addresses (development only)")
         try:
-            yield
+            async with mcp_server.session_manager.run():
+                yield
         finally:
             await badges.aclose()
             await services.aclose()
@@ -80,6 +84,7 @@ def create_app(
         Route("/badge/mcp.png", badge.badge_png),
         Route("/badge/mcp.json", badge.badge_json),
         Route("/v1/mcp/check", routes.check, methods=["POST"]),
+        mcp_endpoint,
         Route("/healthz", routes.healthz),
         Route("/readyz", routes.readyz),
         Route("/metrics", routes.metrics),
@@ -94,8 +99,16 @@ def create_app(
             Middleware(
                 CORSMiddleware,
                 allow_origins=["*"],
-                allow_methods=["GET", "POST"],
-                allow_headers=["content-type", "payment-signature", settings.free_pool_header],
+                allow_methods=["GET", "POST", "DELETE"],
+                allow_headers=[
+                    "content-type",
+                    "payment-signature",
+                    settings.free_pool_header,
+                    "mcp-protocol-version",
+                    "mcp-session-id",
+                    "mcp-method",
+                    "mcp-name",
+                ],
                 expose_headers=EXPOSED_HEADERS,
                 max_age=600,
             ),

@@ -1,0 +1,184 @@
+"""The check as an MCP tool: an ``mcp`` SDK server mounted at ``/mcp``.
+
+Streamable HTTP in stateless mode with JSON responses (MCP 2026-07-28 ``server/discover``
+and 2025-11-25 ``initialize`` clients alike; no ``Mcp-Session-Id`` is kept, so any
+instance behind a load balancer answers any request).
+
+Tools:
+
+- ``check_mcp_server(url)`` runs :func:`app.service.checkflow.run_check`, the same flow as
+  ``POST /v1/mcp/check``. Payment follows the x402 MCP transport: an unpaid call is a tool
+  error whose ``structuredContent`` is the x402 ``PaymentRequired`` document; the client
+  calls again with the ``PaymentPayload`` in ``_meta["x402/payment"]``; a paid result
+  carries the facilitator's ``SettleResponse`` in ``_meta["x402/payment-response"]``. The
+  free-pool header on the HTTP request draws on the same pool as the HTTP route. Every
+  refusal is a tool error (``isError``) with ``structuredContent`` ``{"error": {"reason",
+  "message"}}`` and nothing charged.
+- ``badge_for_mcp_server(url)`` (free) returns the badge URLs and the Markdown to embed.
+
+Client rate limits are those of the HTTP route, keyed by the same client address.
+DNS-rebinding protection of the SDK transport is off: the service is public and has no
+ambient authority for a browser to borrow; CORS is set by the app.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Route
+
+from app import jsonsafe
+from app.errors import TargetRefused
+from app.guard import check_url
+from app.probe import ProbeResult
+from app.service.checkflow import run_check
+from app.service.clientip import client_ip, rate_key
+from app.service.errors import ApiError
+from app.service.routes import asks_free_pool
+from app.service.services import Services
+
+PAYMENT_META = "x402/payment"
+PAYMENT_RESPONSE_META = "x402/payment-response"
+#: The x402 resource URL of the paid tool (x402 MCP transport convention).
+CHECK_RESOURCE = "mcp://tool/check_mcp_server"
+
+CHECK_DESCRIPTION = (
+    "Live-checks one remote MCP server over Streamable HTTP (or legacy HTTP+SSE): handshake "
+    "(server/discover, then initialize), tools/list and session end. Returns a status class "
+    "(ok, auth, not_found, client_error, server_error, redirect, not_mcp, timeout, tls, dns, "
+    "unreachable) with server info, protocol version, capabilities, latency in ms, tools, "
+    "auth and TLS facts. Cost: USD {price} per check, paid with x402 (PaymentPayload in "
+    '_meta["x402/payment"]; an unpaid call returns the PaymentRequired document as a tool '
+    "error), or drawn from a daily free pool when the HTTP request carries the header "
+    "{header}: 1. Limits: public https URLs on port 443 only; private, loopback and "
+    "link-local addresses are refused; one check takes at most {timeout} seconds. A refused "
+    "URL is not charged."
+)
+BADGE_DESCRIPTION = (
+    "Returns the URLs of the SVG, PNG and JSON status badges for one MCP server URL and the "
+    "Markdown that embeds the SVG badge. Free. The URL is checked for form only; the badge "
+    "itself probes the server when it is first fetched and caches the answer for 24 hours."
+)
+
+
+class BadgeLinks(BaseModel):
+    """The badge URLs for one MCP server URL, and the Markdown that embeds the SVG badge."""
+
+    url: str = Field(description="The MCP server URL, normalised.")
+    svg: str = Field(description="SVG badge URL.")
+    png: str = Field(description="PNG badge URL.")
+    json_url: str = Field(alias="json", description="Badge state as JSON.")
+    markdown: str = Field(description="Markdown embedding the SVG badge, linked to the JSON state.")
+
+
+def tool_error(exc: ApiError) -> CallToolResult:
+    """An API error as a tool error: the x402 document for payment answers, else ``{"error": ...}``."""
+    document: dict[str, Any] = exc.body or {"error": {"reason": exc.reason, "message": exc.message}}
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(document))],
+        structured_content=document,
+        is_error=True,
+    )
+
+
+def for_tool(exc: ApiError, price: str, free_pool_header: str) -> ApiError:
+    """An HTTP route's payment answer in the MCP tool's terms (x402 MCP transport)."""
+    if exc.body is None or "accepts" not in exc.body:
+        return exc
+    body = dict(exc.body)
+    body["resource"] = dict(body.get("resource") or {}) | {"url": CHECK_RESOURCE}
+    # The discovery extension describes the HTTP route's body; the tool has its input schema.
+    body["extensions"] = {k: v for k, v in (body.get("extensions") or {}).items() if k != "bazaar"} or None
+    if body["extensions"] is None:
+        del body["extensions"]
+    if exc.reason == "payment_required":
+        body["message"] = (
+            f'this check costs USD {price}: an x402 PaymentPayload in _meta["{PAYMENT_META}"] pays for it, '
+            f"or the HTTP request header {free_pool_header}: 1 draws on the free pool"
+        )
+    return ApiError(exc.reason, body.get("message", exc.message), exc.status_code, body=body)
+
+
+def build_mcp_server(services: Services) -> MCPServer:
+    """The ``mcp`` SDK server with the two tools, bound to ``services``."""
+    settings = services.settings
+    server: MCPServer = MCPServer("mcp-sonde", instructions=None)
+    description = CHECK_DESCRIPTION.format(
+        price=settings.price_usd, header=settings.free_pool_header, timeout=int(settings.probe_timeout_s)
+    )
+
+    @server.tool(
+        description=description,
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=False),
+    )
+    async def check_mcp_server(url: str, ctx: Context) -> Annotated[CallToolResult, ProbeResult]:
+        request = ctx.request_context.request
+        headers = request.headers if isinstance(request, Request) else {}
+        peer = client_ip(request, services.trusted_proxies) if isinstance(request, Request) else "unknown"
+        client = rate_key(peer)
+        meta = ctx.request_context.meta
+        payment = meta.get(PAYMENT_META) if meta is not None else None
+        decision = await services.client_limiter.hit(client)
+        try:
+            if not decision.allowed:
+                services.metrics.limits_hit.labels(limit="client_rate").inc()
+                raise ApiError("rate_limited", "too many requests from this client")
+            if payment is not None and not isinstance(payment, dict):
+                raise services.payments.required(
+                    "invalid_payment", f'_meta["{PAYMENT_META}"] must be an x402 PaymentPayload object', 400
+                )
+            served = await run_check(
+                services,
+                url,
+                client=client,
+                payment=payment,
+                free=asks_free_pool(headers, settings.free_pool_header),
+            )
+        except ApiError as exc:
+            return tool_error(for_tool(exc, settings.price_usd, settings.free_pool_header))
+        result = CallToolResult(
+            content=[TextContent(type="text", text=served.payload.decode())],
+            structured_content=jsonsafe.loads(served.payload),
+        )
+        if served.receipt is not None:
+            result.meta = {PAYMENT_RESPONSE_META: served.receipt.model_dump(mode="json", by_alias=True)}
+        return result
+
+    @server.tool(description=BADGE_DESCRIPTION, annotations=ToolAnnotations(read_only_hint=True))
+    async def badge_for_mcp_server(url: str) -> Annotated[CallToolResult, BadgeLinks]:
+        try:
+            target = check_url(url, allow_private=settings.allow_private)
+        except TargetRefused as exc:
+            return tool_error(ApiError(exc.reason, exc.message, 422))
+        links = badge_links(settings.public_base_url, target.url)
+        document = links.model_dump(by_alias=True)
+        return CallToolResult(content=[TextContent(type="text", text=links.markdown)], structured_content=document)
+
+    return server
+
+
+def badge_links(base: str, url: str) -> BadgeLinks:
+    """The badge URLs of ``url`` on the service at ``base`` (no trailing slash)."""
+    query = "?url=" + quote(url, safe="")
+    svg, png, state = f"{base}/badge/mcp{query}", f"{base}/badge/mcp.png{query}", f"{base}/badge/mcp.json{query}"
+    return BadgeLinks(url=url, svg=svg, png=png, json=state, markdown=f"[![MCP status]({svg})]({state})")
+
+
+def mcp_route(server: MCPServer) -> tuple[Route, Starlette]:
+    """The ``/mcp`` route of ``server`` and the SDK app (whose session manager must run in the lifespan)."""
+    sdk_app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    route = next(r for r in sdk_app.routes if isinstance(r, Route) and r.path == "/mcp")
+    return route, sdk_app
