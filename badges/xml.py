@@ -20,9 +20,13 @@ _BEFORE_TAG = re.compile(r"<\s+")
 Value = str | int | float
 
 
+#: Characters XML 1.0 does not allow in a document (section 2.2), lone surrogates included.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
 def escape(text: str) -> str:
-    """XML-escape ``&``, ``<``, ``>``, ``"`` and ``'``."""
-    return text.translate(_ESCAPES)
+    """XML-escape ``&``, ``<``, ``>``, ``"`` and ``'``; characters XML forbids become U+FFFD."""
+    return _NOT_XML.sub("\ufffd", text).translate(_ESCAPES)
 
 
 def js_number(value: int | float) -> str:

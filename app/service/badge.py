@@ -170,6 +170,17 @@ class BadgeService:
         if not (await self.per_client.hit(client)).allowed or not (await self.overall.hit("all")).allowed:
             self.services.metrics.limits_hit.labels(limit="badge_probe").inc()
             return LIMITED, None
+        # The miss answers within the light-probe budget: a probe still queued behind others of
+        # the same host finishes in the background and fills the cache for the next view.
+        task = asyncio.create_task(self._miss(target))
+        self._refreshing.add(task)
+        task.add_done_callback(self._refreshing.discard)
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), settings.light_probe_timeout_s)
+        except TimeoutError:
+            return BUSY, None
+
+    async def _miss(self, target: TargetUrl) -> tuple[BadgeState, str | None]:
         try:
             return await self._probe(target)
         except TargetRefused:
@@ -186,8 +197,8 @@ def _checked(url: str, allow_private: bool) -> TargetUrl:
 
 @functools.lru_cache(maxsize=1024)
 def _drawn(message: str, color: str, style: str, kind: str) -> tuple[bytes, str]:
-    """The badge body and its strong ETag, drawn once per message, colour and style."""
-    svg = render_svg(LABEL, message, color, style=style if style in STYLES else "flat")
+    """The badge body and its strong ETag, drawn once per message, colour and known style."""
+    svg = render_svg(LABEL, message, color, style=style)
     body = render_png(svg) if kind == "png" else svg.encode()
     return body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
@@ -210,9 +221,18 @@ def _answer(
     request: Request, body: bytes, etag: str, media_type: str, state: BadgeState, modified: str | None
 ) -> Response:
     headers = _headers(etag, state, modified)
-    if request.headers.get("if-none-match") == etag:
+    if not_modified(request.headers.get("if-none-match"), etag):
         return Response(status_code=304, headers=headers)
     return Response(body, media_type=media_type, headers=headers)
+
+
+def not_modified(if_none_match: str | None, etag: str) -> bool:
+    """``If-None-Match`` matches ``etag`` by weak comparison: a list, ``W/`` tags or ``*`` (RFC 9110 13.1.2)."""
+    if if_none_match is None:
+        return False
+    if if_none_match.strip() == "*":
+        return True
+    return any(tag.strip().removeprefix("W/") == etag for tag in if_none_match.split(","))
 
 
 def _badge_service(request: Request) -> BadgeService:
@@ -223,7 +243,8 @@ def _badge_service(request: Request) -> BadgeService:
 async def badge_svg(request: Request) -> Response:
     """``GET /badge/mcp?url=...&style=...``."""
     state, modified = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
-    body, etag = _drawn(state.message, state.color, request.query_params.get("style", "flat"), "svg")
+    style = request.query_params.get("style", "flat")
+    body, etag = _drawn(state.message, state.color, style if style in STYLES else "flat", "svg")
     return _answer(request, body, etag, "image/svg+xml; charset=utf-8", state, modified)
 
 

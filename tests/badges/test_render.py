@@ -118,3 +118,13 @@ def test_bad_style_and_color() -> None:
 def test_package_has_no_web_code() -> None:
     source = "".join(p.read_text() for p in Path("badges").glob("*.py"))
     assert "starlette" not in source and "httpx" not in source
+
+
+def test_escape_replaces_characters_xml_forbids() -> None:
+    import xml.etree.ElementTree as ET
+
+    from badges.render import render_svg
+
+    svg = render_svg("MCP", "a\x00b\x1bc\ud800d\ufffe", "red")
+    ET.fromstring(svg.encode("utf-8"))  # well-formed, encodable
+    assert "\x00" not in svg and "\ud800" not in svg

@@ -12,6 +12,7 @@ import httpx2
 import pytest
 
 from app.guard import IPAddress, ResolutionFailed
+from tests.servers.raw import RawServer
 from tests.service.conftest import Service
 
 FREE = {"X-Free-Pool": "1"}
@@ -105,3 +106,79 @@ def test_access_log_never_holds_an_arbitrary_path(service: Service, caplog: pyte
     lines = [r.getMessage() for r in caplog.records if r.name == "mcp_sonde.access"]
     assert len(lines) == 2
     assert all("SECRET" not in line and '"path":"<unmatched>"' in line for line in lines)
+
+
+def test_badge_miss_behind_a_full_host_queue_answers_within_the_light_budget(service: Service, raw: RawServer) -> None:
+    """Misses for many paths of one silent host: each answers in about the light-probe budget, not
+    the host queue's budget plus a probe (``busy`` while queued; the probe fills the cache later)."""
+    import socket as _socket
+    import time as _time
+    from urllib.parse import quote as _quote
+
+    import anyio as _anyio
+
+    def silent(request: object, sock: _socket.socket) -> bool:
+        _time.sleep(4)
+        return True
+
+    for n in range(8):
+        raw.routes[f"/s{n}"] = silent
+    elapsed: list[tuple[float, str]] = []
+
+    async def one(base: str, n: int) -> None:
+        async with httpx2.AsyncClient(timeout=30) as client:
+            started = _time.monotonic()
+            url = _quote(raw.url(f"/s{n}"), safe="")
+            response = await client.get(f"{base}/badge/mcp?url={url}")
+            elapsed.append((_time.monotonic() - started, response.headers["x-badge-state"]))
+
+    async def all_of(base: str) -> None:
+        async with _anyio.create_task_group() as group:
+            for n in range(8):
+                group.start_soon(one, base, n)
+
+    with service(light_probe_timeout_s=1.0, queue_budget_s=10.0, host_start_interval_s=1.0) as base:
+        _anyio.run(all_of, base)
+    assert len(elapsed) == 8
+    assert max(seconds for seconds, _state in elapsed) < 2.5, elapsed  # the queue alone could hold one for 10 s
+    assert {state for _s, state in elapsed} <= {"busy", "timeout", "unreachable"}
+
+
+def test_badge_style_of_any_length_is_drawn_as_flat_and_shares_one_drawing() -> None:
+    from app.service import badge as badge_module
+
+    badge_module._drawn.cache_clear()
+    for n in range(50):
+        badge_module._drawn("ok", "brightgreen", "flat", "svg")
+        style = f"{n:08d}" + "x" * 10_000
+        assert style not in badge_module.STYLES
+    assert badge_module._drawn.cache_info().currsize == 1
+
+
+def test_badge_if_none_match_uses_weak_comparison_and_lists() -> None:
+    from app.service.badge import not_modified
+
+    etag = '"abc"'
+    assert not_modified('"abc"', etag) and not_modified('W/"abc"', etag)
+    assert not_modified('"x", W/"abc"', etag) and not_modified(" * ", etag)
+    assert not not_modified('"abcd"', etag) and not not_modified(None, etag) and not not_modified('"x"', etag)
+
+
+def test_memory_store_when_full_keeps_recent_writes_and_evicts_old_ones() -> None:
+    import asyncio
+
+    from app.store.memory import MemoryStore
+
+    async def run() -> None:
+        store = MemoryStore(max_keys=100)
+        for n in range(100):
+            await store.set(f"badge:{n}", b"old", 172_800)
+        await store.set("host-start:a", b"1", 1.0)  # a short gate written last
+        for n in range(100, 130):
+            await store.set(f"badge:{n}", b"new", 172_800)
+        assert await store.get("host-start:a") == b"1"
+        assert await store.get("badge:0") is None
+        assert await store.get("badge:129") == b"new"
+        assert len(store._values) <= 100
+
+    asyncio.run(run())
