@@ -41,7 +41,7 @@ from app.service.clientip import client_ip, rate_key
 from app.service.ratelimit import RateLimiter
 from app.service.services import Services
 from app.store import key
-from badges import STYLES, render_svg
+from badges import STYLES, Style, render_svg
 from badges.png import render_png
 
 logger = logging.getLogger("mcp_sonde.badge")
@@ -97,7 +97,7 @@ class BadgeService:
             settings.redis_timeout_s,
             settings.redis_namespace,
         )
-        self._refreshing: set[asyncio.Task[None]] = set()
+        self._refreshing: set[asyncio.Task[object]] = set()
 
     async def aclose(self) -> None:
         """Close limiter connections."""
@@ -196,7 +196,7 @@ def _checked(url: str, allow_private: bool) -> TargetUrl:
 
 
 @functools.lru_cache(maxsize=1024)
-def _drawn(message: str, color: str, style: str, kind: str) -> tuple[bytes, str]:
+def _drawn(message: str, color: str, style: Style, kind: str) -> tuple[bytes, str]:
     """The badge body and its strong ETag, drawn once per message, colour and known style."""
     svg = render_svg(LABEL, message, color, style=style)
     body = render_png(svg) if kind == "png" else svg.encode()
@@ -243,8 +243,9 @@ def _badge_service(request: Request) -> BadgeService:
 async def badge_svg(request: Request) -> Response:
     """``GET /badge/mcp?url=...&style=...``."""
     state, modified = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
-    style = request.query_params.get("style", "flat")
-    body, etag = _drawn(state.message, state.color, style if style in STYLES else "flat", "svg")
+    asked = request.query_params.get("style", "flat")
+    style: Style = asked if asked in STYLES else "flat"
+    body, etag = _drawn(state.message, state.color, style, "svg")
     return _answer(request, body, etag, "image/svg+xml; charset=utf-8", state, modified)
 
 
