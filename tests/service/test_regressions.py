@@ -150,9 +150,7 @@ def test_badge_style_of_any_length_is_drawn_as_flat_and_shares_one_drawing(servi
     badge_module._drawn.cache_clear()
     with service() as base:
         flat = httpx2.get(f"{base}/badge/mcp?url=ftp%3A%2F%2Fx%2F")
-        answers = [
-            httpx2.get(f"{base}/badge/mcp?url=ftp%3A%2F%2Fx%2F&style={n:08d}{'x' * 20_000}") for n in range(30)
-        ]
+        answers = [httpx2.get(f"{base}/badge/mcp?url=ftp%3A%2F%2Fx%2F&style={n:08d}{'x' * 20_000}") for n in range(30)]
     assert all(a.status_code == 200 and a.content == flat.content for a in answers)
     assert badge_module._drawn.cache_info().currsize == 1  # unknown styles are not cache keys
 
