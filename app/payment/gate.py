@@ -160,6 +160,9 @@ class PaymentGate:
             verdict = await self.facilitator.verify(payload, requirement)
         except FacilitatorUnavailable as exc:
             raise ApiError(exc.reason, "the payment facilitator is unavailable; nothing was charged", 503) from exc
+        if not verdict.is_valid and _already_used(verdict.invalid_reason, verdict.invalid_message):
+            # Settled already (by a copy sent at the same moment, or elsewhere): say so exactly.
+            raise self.required("payment_already_used", "this payment has already bought a check")
         if not verdict.is_valid:
             reason = verdict.invalid_reason or "invalid_payment"
             raise self.required("payment_invalid", f"the facilitator refused the payment: {reason}"[:300])

@@ -100,7 +100,9 @@ def test_concurrent_copies_on_the_tool_buy_one_check(
         anyio.run(many)
     served = [r for r in results if not r.is_error]
     assert len(served) == 1
-    assert {tool_reason(r) for r in results if r.is_error} <= {"payment_in_use", "payment_already_used"}
+    assert {tool_reason(r) for r in results if r.is_error} <= {"payment_in_use", "payment_already_used"}, [
+        r.structured_content for r in results if r.is_error
+    ]
     assert len(settled_transfers(chain)) == 1 and probes_of(raw) == 1
 
 

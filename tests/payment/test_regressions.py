@@ -179,3 +179,19 @@ def test_our_dns_timeout_is_served_but_not_charged(paid_service: PaidService, ch
     assert response.status_code == 200 and response.json()["reason"] == "dns_timeout"
     assert "payment-response" not in response.headers
     assert chain.balance(chain.payer) == START_BALANCE
+
+
+def test_payment_settled_elsewhere_is_payment_already_used(
+    paid_service: PaidService, chain: Chain, raw: RawServer
+) -> None:
+    """A store that lost the lock (or a copy racing the settlement): the facilitator's verify says
+    the authorization is used, and the answer is ``payment_already_used``, not a vague refusal."""
+    raw.routes["/mcp"] = MiniMcp()
+    target = {"url": raw.url("/mcp")}
+    with paid_service() as first:
+        signature = payment_for(first, chain, target)
+        assert paid_post(first, target, signature).status_code == 200
+    with paid_service() as second:  # a fresh in-memory store: no lock for this payment
+        again = paid_post(second, target, signature)
+    assert again.status_code == 402 and again.json()["error"] == "payment_already_used"
+    assert len(settled_transfers(chain)) == 1
