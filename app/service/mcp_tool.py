@@ -35,7 +35,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 
-from app import jsonsafe
+from app import __version__, jsonsafe
 from app.errors import TargetRefused
 from app.guard import check_url
 from app.probe import ProbeResult
@@ -99,7 +99,7 @@ def for_tool(exc: ApiError, price: str, free_pool_header: str) -> ApiError:
     body["extensions"] = {k: v for k, v in (body.get("extensions") or {}).items() if k != "bazaar"} or None
     if body["extensions"] is None:
         del body["extensions"]
-    if exc.reason == "payment_required":
+    if exc.reason == "payment_required" and body.get("accepts"):
         body["message"] = (
             f'this check costs USD {price}: an x402 PaymentPayload in _meta["{PAYMENT_META}"] pays for it, '
             f"or the HTTP request header {free_pool_header}: 1 draws on the free pool"
@@ -110,7 +110,7 @@ def for_tool(exc: ApiError, price: str, free_pool_header: str) -> ApiError:
 def build_mcp_server(services: Services) -> MCPServer:
     """The ``mcp`` SDK server with the two tools, bound to ``services``."""
     settings = services.settings
-    server: MCPServer = MCPServer("mcp-sonde", instructions=None)
+    server: MCPServer = MCPServer("mcp-sonde", version=__version__)
     description = CHECK_DESCRIPTION.format(
         price=settings.price_usd, header=settings.free_pool_header, timeout=int(settings.probe_timeout_s)
     )

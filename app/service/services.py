@@ -71,6 +71,12 @@ class Services:
                 raise self.payments.required("free_pool_exhausted", message, headers=headers)
             self.metrics.pool_draws.labels(outcome="drawn").inc()
             return draw
+        if not self.payments.enabled:
+            message = (
+                f"paid checks are not configured on this instance (no payTo, so accepts is empty); "
+                f"send {self.settings.free_pool_header}: 1 to draw on the free pool"
+            )
+            raise self.payments.required("payment_required", message)
         raise self.payments.required(
             "payment_required",
             f"this check costs USD {self.settings.price_usd} (x402: PAYMENT-SIGNATURE); or send "

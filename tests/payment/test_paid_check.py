@@ -333,4 +333,5 @@ def test_without_pay_to_paid_checks_are_off(service: Service, sdk_base: str) -> 
         )
     assert (response.status_code, reason_of(response)) == (402, "payment_required")
     assert response.json()["accepts"] == [] and discovery["resources"] == []
+    assert "not configured" in response.json()["message"]
     assert (paid.status_code, reason_of(paid)) == (402, "payment_required")

@@ -28,7 +28,7 @@ def require(path: Path) -> None:
     """Skip (or, under CI, fail) when an npm fixture is not installed."""
     if path.exists() and shutil.which("node"):
         return
-    message = f"{path.name} missing: run `npm ci --prefix tests/npm`"
+    message = f"{path} missing: run `npm ci --prefix tests/npm`"
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)

@@ -86,8 +86,13 @@ def test_free_pool_check_through_the_tool(service: Service, raw: RawServer, mode
 
 def test_unpaid_call_is_a_tool_error_with_the_payment_required_document(service: Service, raw: RawServer) -> None:
     raw.routes["/mcp"] = MiniMcp()
-    with service() as base:
+    with service(pay_to="0x" + "1" * 40) as base:
         result = anyio.run(lambda: call(base, "check_mcp_server", {"url": raw.url("/mcp")}))
+    with service() as base:  # no payTo: nothing to pay with, and the message says so
+        off = anyio.run(lambda: call(base, "check_mcp_server", {"url": raw.url("/mcp")}))
+    assert tool_reason(off) == "payment_required"
+    assert isinstance(off.structured_content, dict) and off.structured_content["accepts"] == []
+    assert "not configured" in off.structured_content["message"]
     assert tool_reason(result) == "payment_required"
     document = result.structured_content
     assert isinstance(document, dict)
