@@ -23,7 +23,10 @@ ambient authority for a browser to borrow; CORS is set by the app.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+from collections.abc import Iterator
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -107,10 +110,33 @@ def for_tool(exc: ApiError, price: str, free_pool_header: str) -> ApiError:
     return ApiError(exc.reason, body.get("message", exc.message), exc.status_code, body=body)
 
 
+@contextlib.contextmanager
+def _process_logging_untouched() -> Iterator[None]:
+    """Keep the SDK's ``MCPServer()`` from configuring process logging.
+
+    Its constructor calls ``logging.basicConfig(level=INFO)`` with a Rich handler, which takes
+    over the root logger of whatever process builds the app (every INFO record of every
+    library then goes through Rich, and the cached badge route ran ten times slower). With a
+    handler already on the root logger ``basicConfig`` does nothing, so one is put there for
+    the duration of the call.
+    """
+    placeholder = logging.NullHandler()
+    root = logging.getLogger()
+    added = not root.handlers
+    if added:
+        root.addHandler(placeholder)
+    try:
+        yield
+    finally:
+        if added:
+            root.removeHandler(placeholder)
+
+
 def build_mcp_server(services: Services) -> MCPServer:
     """The ``mcp`` SDK server with the two tools, bound to ``services``."""
     settings = services.settings
-    server: MCPServer = MCPServer("mcp-sonde", version=__version__)
+    with _process_logging_untouched():
+        server: MCPServer = MCPServer("mcp-sonde", version=__version__)
     description = CHECK_DESCRIPTION.format(
         price=settings.price_usd, header=settings.free_pool_header, timeout=int(settings.probe_timeout_s)
     )

@@ -182,3 +182,21 @@ def test_memory_store_when_full_keeps_recent_writes_and_evicts_old_ones() -> Non
         assert len(store._values) <= 100
 
     asyncio.run(run())
+
+
+def test_building_the_app_leaves_process_logging_alone() -> None:
+    """The ``mcp`` SDK's ``MCPServer()`` calls ``logging.basicConfig(INFO)`` with a Rich handler; built
+    inside ``create_app`` that took over the embedding process's logging (and slowed every route)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import logging\n"
+        "from app.service import create_app\n"
+        "from app.settings import Settings\n"
+        "create_app(Settings(redis_url=None))\n"
+        "root = logging.getLogger()\n"
+        "print(len(root.handlers), logging.getLevelName(root.level))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["0", "WARNING"], out
