@@ -156,6 +156,8 @@ class PaymentGate:
         if state is not None and state.startswith(_UNKNOWN):
             # A settlement whose outcome was unknown: settle again and hand over the kept result.
             return Payment(payload, requirement, lock, payer, stored_result=state[len(_UNKNOWN) :])
+        if state == _IN_PROGRESS:
+            raise ApiError("payment_in_use", "this payment is already buying a check", 409)
         try:
             verdict = await self.facilitator.verify(payload, requirement)
         except FacilitatorUnavailable as exc:

@@ -65,7 +65,7 @@ def create_app(
     services = build_services(settings, resolver=resolver, network_backend=network_backend)
     badges = badge.BadgeService(services)
     mcp_server = build_mcp_server(services)
-    mcp_endpoint, _sdk_app = mcp_route(mcp_server)
+    mcp_endpoint, _sdk_app = mcp_route(mcp_server, settings.body_timeout_s)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import anyio
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from app import jsonsafe
 from app.service.errors import ApiError
@@ -23,16 +23,13 @@ class CheckRequest(BaseModel):
     url: StrictStr
 
 
-async def read_check_request(request: Request, max_bytes: int, timeout_s: float = 10.0) -> CheckRequest:
-    """Parse the body of a check request.
+async def read_body(request: Request, max_bytes: int, timeout_s: float) -> bytes:
+    """The whole request body: at most ``max_bytes``, within ``timeout_s`` seconds.
 
     Raises:
-        ApiError: ``unsupported_media_type`` (415), ``body_too_large`` (413), ``body_timeout`` (408),
-            ``invalid_json`` (400) or ``invalid_body`` (422).
+        ApiError: ``body_too_large`` (413), ``body_timeout`` (408), or ``body_incomplete`` (400)
+            when the client closed the connection before the body ended.
     """
-    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if media != "application/json":
-        raise ApiError("unsupported_media_type", "send the body as application/json")
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > max_bytes):
         raise ApiError("body_too_large", f"the body may be at most {max_bytes} bytes")
@@ -45,8 +42,24 @@ async def read_check_request(request: Request, max_bytes: int, timeout_s: float 
                     raise ApiError("body_too_large", f"the body may be at most {max_bytes} bytes")
     except TimeoutError as exc:
         raise ApiError("body_timeout", f"the body did not arrive within {timeout_s} s") from exc
+    except ClientDisconnect as exc:
+        raise ApiError("body_incomplete", "the connection closed before the body ended") from exc
+    return bytes(body)
+
+
+async def read_check_request(request: Request, max_bytes: int, timeout_s: float = 10.0) -> CheckRequest:
+    """Parse the body of a check request.
+
+    Raises:
+        ApiError: ``unsupported_media_type`` (415), ``body_too_large`` (413), ``body_timeout`` (408),
+            ``invalid_json`` (400) or ``invalid_body`` (422).
+    """
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media != "application/json":
+        raise ApiError("unsupported_media_type", "send the body as application/json")
+    body = await read_body(request, max_bytes, timeout_s)
     try:
-        payload = jsonsafe.loads(bytes(body))
+        payload = jsonsafe.loads(body)
     except (ValueError, RecursionError) as exc:
         raise ApiError("invalid_json", "the body is not valid JSON") from exc
     try:

@@ -19,6 +19,7 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "invalid_body": (422, "The body must be a JSON object with exactly one string field, url."),
     "body_too_large": (413, "The body is larger than the limit."),
     "body_timeout": (408, "The body did not arrive in time."),
+    "body_incomplete": (400, "The connection closed before the whole body arrived."),
     "unsupported_media_type": (415, "The Content-Type must be application/json."),
     "payment_required": (402, "Pay for the check (x402) or ask for a free-pool check."),
     "invalid_payment": (

@@ -37,14 +37,16 @@ from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__, jsonsafe
 from app.errors import TargetRefused
 from app.guard import check_url
 from app.probe import ProbeResult
+from app.service.body import read_body
 from app.service.checkflow import run_check
 from app.service.clientip import client_ip, rate_key
-from app.service.errors import ApiError
+from app.service.errors import ApiError, error_response
 from app.service.routes import asks_free_pool
 from app.service.services import Services
 
@@ -85,6 +87,9 @@ class BadgeLinks(BaseModel):
 def tool_error(exc: ApiError) -> CallToolResult:
     """An API error as a tool error: the x402 document for payment answers, else ``{"error": ...}``."""
     document: dict[str, Any] = exc.body or {"error": {"reason": exc.reason, "message": exc.message}}
+    retry_after = exc.headers.get("Retry-After", "")
+    if retry_after.isdigit():  # the HTTP route's Retry-After, as a field: seconds
+        document = document | {"retryAfter": int(retry_after)}
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(document))],
         structured_content=document,
@@ -156,7 +161,7 @@ def build_mcp_server(services: Services) -> MCPServer:
         try:
             if not decision.allowed:
                 services.metrics.limits_hit.labels(limit="client_rate").inc()
-                raise ApiError("rate_limited", "too many requests from this client")
+                raise ApiError("rate_limited", "too many requests from this client", headers=decision.headers())
             if payment is not None and not isinstance(payment, dict):
                 raise services.payments.required(
                     "invalid_payment", f'_meta["{PAYMENT_META}"] must be an x402 PaymentPayload object', 400
@@ -198,13 +203,49 @@ def badge_links(base: str, url: str) -> BadgeLinks:
     return BadgeLinks(url=url, svg=svg, png=png, json=state, markdown=f"[![MCP status]({svg})]({state})")
 
 
-def mcp_route(server: MCPServer) -> tuple[Route, Starlette]:
-    """The ``/mcp`` route of ``server`` and the SDK app (whose session manager must run in the lifespan)."""
+#: Largest ``/mcp`` request body: a tool call with a payment is about 2 kB.
+MCP_MAX_BODY_BYTES = 64 * 1024
+
+
+class BoundedBody:
+    """ASGI wrapper: reads the whole body (at most ``max_bytes``, within ``timeout_s`` seconds)
+    before the SDK transport sees it, so a huge or trickling body, or a client that leaves
+    mid-body, gets our JSON error (413, 408, 400) instead of holding memory or a connection."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            body = await read_body(Request(scope, receive), self.max_bytes, self.timeout_s)
+        except ApiError as exc:
+            await error_response(exc.reason, exc.message, exc.status_code)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def mcp_route(server: MCPServer, body_timeout_s: float) -> tuple[Route, Starlette]:
+    """The ``/mcp`` route of ``server`` (POST only: a stateless server has no stream to offer
+    on GET and no session to end on DELETE) and the SDK app, whose session manager must run in
+    the app's lifespan."""
     sdk_app = server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
+        max_request_body_size=MCP_MAX_BODY_BYTES,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    route = next(r for r in sdk_app.routes if isinstance(r, Route) and r.path == "/mcp")
-    return route, sdk_app
+    sdk_route = next(r for r in sdk_app.routes if isinstance(r, Route) and r.path == "/mcp")
+    endpoint = BoundedBody(sdk_route.app, MCP_MAX_BODY_BYTES, body_timeout_s)
+    return Route("/mcp", endpoint, methods=["POST"]), sdk_app

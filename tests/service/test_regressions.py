@@ -200,3 +200,46 @@ def test_building_the_app_leaves_process_logging_alone() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.split() == ["0", "WARNING"], out
+
+
+def test_mcp_get_is_405_not_an_endless_stream(service: Service) -> None:
+    with service() as base:
+        get = httpx2.get(f"{base}/mcp", headers={"Accept": "text/event-stream"}, timeout=5)
+        delete = httpx2.delete(f"{base}/mcp", timeout=5)
+    assert (get.status_code, get.json()["error"]["reason"]) == (405, "method_not_allowed")
+    assert delete.status_code == 405
+
+
+def test_mcp_body_over_64_kib_is_413_before_parsing(service: Service) -> None:
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":[' + b"{}," * 30_000 + b"{}]}}"
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with service() as base:
+        big = httpx2.post(f"{base}/mcp", content=body, headers=headers)
+    assert (big.status_code, big.json()["error"]["reason"]) == (413, "body_too_large")
+
+
+def test_trickling_mcp_body_is_408(service: Service) -> None:
+    with service(body_timeout_s=0.5) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(
+                b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+            )
+            reply = sock.recv(4096)
+    assert reply.startswith(b"HTTP/1.1 408") and b"body_timeout" in reply
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/v1/mcp/check"])
+def test_client_leaving_mid_body_is_not_a_500(service: Service, path: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR)
+    with service() as base:
+        port = int(base.rsplit(":", 1)[1])
+        for _ in range(3):
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+                head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                head += "Content-Length: 100\r\n\r\n{"
+                sock.sendall(head.encode())
+            time.sleep(0.1)
+        after = httpx2.get(f"{base}/metrics").text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+    assert 'status="500"' not in after
