@@ -152,16 +152,12 @@ def build_mcp_server(services: Services) -> MCPServer:
     )
     async def check_mcp_server(url: str, ctx: Context) -> Annotated[CallToolResult, ProbeResult]:
         request = ctx.request_context.request
-        headers = request.headers if isinstance(request, Request) else {}
-        peer = client_ip(request, services.trusted_proxies) if isinstance(request, Request) else "unknown"
-        client = rate_key(peer)
+        http = request if isinstance(request, Request) else None
+        client = rate_key(client_ip(http, services.trusted_proxies) if http is not None else "unknown")
         meta = ctx.request_context.meta
         payment = meta.get(PAYMENT_META) if meta is not None else None
-        decision = await services.client_limiter.hit(client)
         try:
-            if not decision.allowed:
-                services.metrics.limits_hit.labels(limit="client_rate").inc()
-                raise ApiError("rate_limited", "too many requests from this client", headers=decision.headers())
+            await services.admit(client)
             if payment is not None and not isinstance(payment, dict):
                 raise services.payments.required(
                     "invalid_payment", f'_meta["{PAYMENT_META}"] must be an x402 PaymentPayload object', 400
@@ -171,7 +167,7 @@ def build_mcp_server(services: Services) -> MCPServer:
                 url,
                 client=client,
                 payment=payment,
-                free=asks_free_pool(headers, settings.free_pool_header),
+                free=http is not None and asks_free_pool(http.headers, settings.free_pool_header),
             )
         except ApiError as exc:
             return tool_error(for_tool(exc, settings.price_usd, settings.free_pool_header))

@@ -31,10 +31,7 @@ async def check(request: Request) -> Response:
     """
     services = services_of(request)
     client = rate_key(client_ip(request, services.trusted_proxies))
-    decision = await services.client_limiter.hit(client)
-    if not decision.allowed:
-        services.metrics.limits_hit.labels(limit="client_rate").inc()
-        raise ApiError("rate_limited", "too many requests from this client", headers=decision.headers())
+    decision = await services.admit(client)
     try:
         response = await _checked(request, services, client)
     except ApiError as exc:

@@ -12,10 +12,11 @@ from app.payment import HttpFacilitator, Payment, PaymentGate
 from app.probe import ProbeResult, probe
 from app.service.checks import CheckRunner
 from app.service.clientip import Network, parse_networks
+from app.service.errors import ApiError
 from app.service.freepool import Draw, FreePool, seconds_to_utc_midnight
 from app.service.metrics import Metrics
 from app.service.openapi import load_document
-from app.service.ratelimit import RateLimiter
+from app.service.ratelimit import Decision, RateLimiter
 from app.settings import Settings
 from app.store import Store, open_store
 
@@ -46,6 +47,18 @@ class Services:
             network_backend=self.network_backend,
             resolved=target,
         )
+
+    async def admit(self, client: str) -> Decision:
+        """Count one check against the client's rate limit; the decision's headers go on every answer.
+
+        Raises:
+            ApiError: 429 ``rate_limited`` (with the limit headers) when the budget is spent.
+        """
+        decision = await self.client_limiter.hit(client)
+        if not decision.allowed:
+            self.metrics.limits_hit.labels(limit="client_rate").inc()
+            raise ApiError("rate_limited", "too many requests from this client", headers=decision.headers())
+        return decision
 
     async def authorize(self, payment: str | dict[str, object] | None, free: bool, client: str) -> Draw | Payment:
         """Decide how the check is paid: an x402 payment, or a free-pool draw.
