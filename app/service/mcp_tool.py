@@ -104,9 +104,9 @@ def for_tool(exc: ApiError, price: str, free_pool_header: str) -> ApiError:
     body = dict(exc.body)
     body["resource"] = dict(body.get("resource") or {}) | {"url": CHECK_RESOURCE}
     # The discovery extension describes the HTTP route's body; the tool has its input schema.
-    body["extensions"] = {k: v for k, v in (body.get("extensions") or {}).items() if k != "bazaar"} or None
-    if body["extensions"] is None:
-        del body["extensions"]
+    extensions = {k: v for k, v in body.pop("extensions", {}).items() if k != "bazaar"}
+    if extensions:
+        body["extensions"] = extensions
     if exc.reason == "payment_required" and body.get("accepts"):
         body["message"] = (
             f'this check costs USD {price}: an x402 PaymentPayload in _meta["{PAYMENT_META}"] pays for it, '
