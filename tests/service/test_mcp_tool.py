@@ -110,7 +110,7 @@ def test_unpaid_call_is_a_tool_error_with_the_payment_required_document(service:
         ("https://localhost/mcp", "host_not_public_name"),
     ],
 )
-def test_refused_url_is_a_tool_error_and_draws_nothing(service: Service, raw: RawServer, url: str, reason: str) -> None:
+def test_refused_url_is_a_tool_error_on_both_tools(service: Service, raw: RawServer, url: str, reason: str) -> None:
     raw.routes["/mcp"] = MiniMcp()
     with service(allow_private=False, free_pool_size=5, free_pool_per_ip=5) as base:
         result = anyio.run(lambda: call(base, "check_mcp_server", {"url": url}, headers={"X-Free-Pool": "1"}))

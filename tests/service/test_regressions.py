@@ -7,7 +7,9 @@ import logging
 import socket
 import threading
 import time
+from urllib.parse import quote
 
+import anyio
 import httpx2
 import pytest
 
@@ -111,14 +113,9 @@ def test_access_log_never_holds_an_arbitrary_path(service: Service, caplog: pyte
 def test_badge_miss_behind_a_full_host_queue_answers_within_the_light_budget(service: Service, raw: RawServer) -> None:
     """Misses for many paths of one silent host: each answers in about the light-probe budget, not
     the host queue's budget plus a probe (``busy`` while queued; the probe fills the cache later)."""
-    import socket as _socket
-    import time as _time
-    from urllib.parse import quote as _quote
 
-    import anyio as _anyio
-
-    def silent(request: object, sock: _socket.socket) -> bool:
-        _time.sleep(4)
+    def silent(request: object, sock: socket.socket) -> bool:
+        time.sleep(4)
         return True
 
     for n in range(8):
@@ -127,18 +124,18 @@ def test_badge_miss_behind_a_full_host_queue_answers_within_the_light_budget(ser
 
     async def one(base: str, n: int) -> None:
         async with httpx2.AsyncClient(timeout=30) as client:
-            started = _time.monotonic()
-            url = _quote(raw.url(f"/s{n}"), safe="")
+            started = time.monotonic()
+            url = quote(raw.url(f"/s{n}"), safe="")
             response = await client.get(f"{base}/badge/mcp?url={url}")
-            elapsed.append((_time.monotonic() - started, response.headers["x-badge-state"]))
+            elapsed.append((time.monotonic() - started, response.headers["x-badge-state"]))
 
     async def all_of(base: str) -> None:
-        async with _anyio.create_task_group() as group:
+        async with anyio.create_task_group() as group:
             for n in range(8):
                 group.start_soon(one, base, n)
 
     with service(light_probe_timeout_s=1.0, queue_budget_s=10.0, host_start_interval_s=1.0) as base:
-        _anyio.run(all_of, base)
+        anyio.run(all_of, base)
     assert len(elapsed) == 8
     assert max(seconds for seconds, _state in elapsed) < 2.5, elapsed  # the queue alone could hold one for 10 s
     assert {state for _s, state in elapsed} <= {"busy", "timeout", "unreachable"}
