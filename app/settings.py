@@ -51,7 +51,14 @@ class Settings(BaseSettings):
     dns_timeout_s: float = Field(default=3.0, gt=0, le=30, description="Budget for resolving the target host.")
     connect_timeout_s: float = Field(default=5.0, gt=0, le=30, description="Budget for one TCP+TLS connect.")
     step_timeout_s: float = Field(
-        default=8.0, gt=0, le=60, description="Budget for one HTTP exchange, headers and body together."
+        default=15.0,
+        gt=0,
+        le=120,
+        description="Most one HTTP exchange (headers and body) may take; every exchange may otherwise use what "
+        "is left of the whole probe's budget (real servers take 10 s and more to answer initialize).",
+    )
+    refusal_timeout_s: float = Field(
+        default=5.0, gt=0, le=60, description="Budget for the refusal call (tools/call of a made-up tool name)."
     )
     session_end_timeout_s: float = Field(default=2.0, gt=0, le=10, description="Budget for the closing DELETE.")
     reply_cap_bytes: int = Field(

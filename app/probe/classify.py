@@ -156,6 +156,8 @@ def classify_reply(reply: Reply) -> Verdict | None:
         return None
     if reply.error_body is not None:
         return classify_error(reply.error_body)
+    if reply.body_incomplete:
+        return Verdict("reply_incomplete")
     if reply.unsupported_encoding:
         return Verdict("unsupported_encoding")
     if reply.truncated:

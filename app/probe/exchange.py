@@ -11,6 +11,11 @@ Policy:
   :func:`app.probe.body.sniff`).
 - One retry per probe, and only when the connection dropped before any response header
   arrived (MCP requests are safe to resend then: the server answered nothing).
+- HTTP framing faults after the response headers arrived (RFC 9112 section 6.3: a body that
+  ends before its ``Content-Length`` or its last chunk, or stalls until the deadline) are the
+  server's, not a failure to reach it: what arrived is read as far as it goes and the reply
+  is marked ``body_incomplete``. When our JSON-RPC response is complete in what arrived, a
+  tolerant client can use it, and so does the probe.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import httpx2
 
 from app import jsonsafe
 from app.probe.body import BodyKind, CappedDecoder, UnsupportedEncoding, kind_from_header, sniff
-from app.probe.jsonrpc import JsonObject, error_of, matches
+from app.probe.jsonrpc import JsonObject, error_of, id_type_changed, matches
 from app.probe.sse import SseEvent, SseParser
 
 HEAD_BYTES = 8 * 1024
@@ -54,6 +59,8 @@ class Reply:
         elapsed_ms: from sending the request to the end of reading, milliseconds.
         payload: the parsed body of a complete JSON reply.
         partial: the capped bytes of a JSON reply that was truncated (for salvage).
+        id_type_changed: our response came back with its id spelled as another JSON type.
+        body_incomplete: the body ended early or stalled (a framing fault of the server).
     """
 
     status: int
@@ -74,6 +81,8 @@ class Reply:
     retry_ms: int | None = None
     payload: Any = None
     partial: bytes = b""
+    id_type_changed: bool = False
+    body_incomplete: bool = False
 
 
 #: Bytes of a body needed before its kind is guessed (enough for "<!doctype" or "retry:").
@@ -155,6 +164,7 @@ class _Reader:
                 continue
             if self.expect_id is not None and matches(item, self.expect_id):
                 self.reply.response = item
+                self.reply.id_type_changed = id_type_changed(item)
                 return True
             if "method" in item:
                 if "id" in item:
@@ -227,12 +237,14 @@ class Exchanger:
             httpx2.HTTPError: the transport failed (connect, TLS, protocol, read).
         """
         started = time.perf_counter()
+        deadline = time.monotonic() + timeout_s
         content = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
         with anyio.fail_after(timeout_s):
             response = await self._send_with_retry(method, url, headers, content, read_timeout_s=self._read_timeout_s)
-            try:
-                reply = await self._read(response, expect_id)
-            finally:
+        try:
+            reply = await self._read(response, expect_id, deadline)
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
                 await response.aclose()
         reply.elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
         return reply
@@ -280,7 +292,12 @@ class Exchanger:
             self.peer_certificate = ssl_object.getpeercert() or None
             self.peer_certificate_der = ssl_object.getpeercert(binary_form=True)
 
-    async def _read(self, response: httpx2.Response, expect_id: int | None) -> Reply:
+    async def _read(self, response: httpx2.Response, expect_id: int | None, deadline: float) -> Reply:
+        """Read the body until our response, the cap, the end, or ``deadline``.
+
+        Raises:
+            TimeoutError: the deadline passed and what arrived holds no response of ours.
+        """
         reply = Reply(status=response.status_code, headers=response.headers)
         reply.declared_kind = kind_from_header(response.headers.get("content-type"))
         try:
@@ -289,19 +306,32 @@ class Exchanger:
             reply.unsupported_encoding = True
             return reply
         reader = _Reader(reply, expect_id)
-        try:
-            async for raw in response.aiter_raw():
-                data = decoder.decode(raw)
-                if decoder.truncated:
-                    reply.truncated = True
-                if data and reader.feed(data):
-                    break
-                if reply.truncated:
-                    reader.finish()
-                    break
-            else:
-                reader.finish()
-        except UnsupportedEncoding:
-            reply.unsupported_encoding = True
+        stopped_early = False
+        with anyio.move_on_after(max(0.0, deadline - time.monotonic())) as scope:
+            try:
+                stopped_early = await self._consume(response, decoder, reader)
+            except UnsupportedEncoding:
+                reply.unsupported_encoding = True
+                stopped_early = True
+            except (httpx2.RemoteProtocolError, httpx2.ReadError):
+                reply.body_incomplete = True  # the body broke off after the headers
+        if scope.cancelled_caught:
+            reply.body_incomplete = True
+        if not stopped_early:
+            reader.finish()
         reply.head = bytes(reader.head)
+        if scope.cancelled_caught and reply.response is None:
+            raise TimeoutError("the reply did not arrive completely in time")
         return reply
+
+    async def _consume(self, response: httpx2.Response, decoder: CappedDecoder, reader: _Reader) -> bool:
+        """Feed the body to ``reader``; ``True`` when reading stopped at our response."""
+        async for raw in response.aiter_raw():
+            data = decoder.decode(raw)
+            if decoder.truncated:
+                reader.reply.truncated = True
+            if data and reader.feed(data):
+                return True
+            if reader.reply.truncated:
+                return False
+        return False

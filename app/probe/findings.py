@@ -7,12 +7,14 @@ The first failure decides the status; later steps do not overwrite it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from app.probe.auth import AuthInfo
 from app.probe.classify import Verdict
+from app.probe.evidence import Evidence
 from app.probe.reasons import status_of
 from app.probe.result import ProbeResult, ServerInfo, SessionInfo, Timings, ToolsInfo
 from app.probe.tls import TlsInfo
@@ -43,6 +45,14 @@ class Findings:
     addresses: list[str] = field(default_factory=list)
     timings: Timings = field(default_factory=Timings)
     warnings: list[str] = field(default_factory=list)
+    evidence: Evidence = field(default_factory=Evidence)
+    observer: Callable[[str], None] | None = None
+
+    def step(self, name: str) -> None:
+        """Record the step now running and tell the observer (progress display), if any."""
+        self.current_step = name
+        if self.observer is not None:
+            self.observer(name)
 
     def fail(self, step: str, verdict: Verdict, http_status: int | None = None) -> None:
         """Record the deciding failure (the first one wins)."""

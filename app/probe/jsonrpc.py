@@ -2,8 +2,15 @@
 
 Sources: JSON-RPC 2.0 specification (request, notification, response objects); MCP 2025-11-25
 ``basic/lifecycle`` (``initialize``, ``notifications/initialized``); MCP 2025-11-25
-``server/utilities/pagination`` (``nextCursor``); MCP 2026-07-28 ``server/discover``,
-``basic/index`` (request ``_meta`` keys) and ``basic/versioning`` (modern error codes).
+``server/utilities/pagination`` (``nextCursor``); MCP 2025-11-25 ``server/tools`` (``tools/call``);
+MCP 2026-07-28 ``server/discover``, ``basic/index`` (request ``_meta`` keys) and
+``basic/versioning`` (modern error codes).
+
+Tolerance of response ids (JSON-RPC 2.0 section 5: the response "MUST be the same as the value
+of the id member in the Request Object"): the probe sends integer ids only, and accepts a
+response whose id is the same number spelled as another JSON type (``"3"`` or ``3.0`` for
+``3``), as the JavaScript SDK's loose lookup does; :func:`id_key` gives the common key and the
+reply notes the change (a warning, never a failure). ``true`` is never an id.
 """
 
 from __future__ import annotations
@@ -98,13 +105,44 @@ def error_of(message: object) -> JsonObject | None:
     return None
 
 
+def tools_call_request(
+    request_id: int, name: str, arguments: JsonObject, *, modern_client_info: JsonObject | None
+) -> JsonObject:
+    """A ``tools/call`` JSON-RPC request; ``modern_client_info`` adds the 2026-07-28 ``_meta``."""
+    params: JsonObject = {"name": name, "arguments": arguments}
+    if modern_client_info is not None:
+        params["_meta"] = modern_meta(modern_client_info)
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def id_key(value: object) -> str | None:
+    """A key under which ids of the same value meet: ``3``, ``3.0`` and ``"3"`` all give ``"3"``.
+
+    ``None`` for values that cannot be an id of ours (booleans, null, objects, fractions).
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else None
+    if isinstance(value, str) and len(value) <= 64:
+        return value
+    return None
+
+
 def matches(message: object, request_id: int) -> bool:
-    """``True`` when ``message`` is the response to our request ``request_id``."""
+    """``True`` when ``message`` is the response to our request ``request_id`` (see :func:`id_key`)."""
     if not is_response(message):
         return False
     assert isinstance(message, dict)
-    message_id = message.get("id")
-    return message_id == request_id and not isinstance(message_id, bool)
+    return id_key(message.get("id")) == str(request_id)
+
+
+def id_type_changed(message: JsonObject) -> bool:
+    """The response's id is our integer spelled as another JSON type."""
+    value = message.get("id")
+    return not isinstance(value, int) or isinstance(value, bool)
 
 
 def is_modern_error(error: JsonObject) -> bool:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import anyio
@@ -25,7 +24,7 @@ import httpx2
 from app import jsonsafe
 from app.probe.body import CappedDecoder, UnsupportedEncoding, kind_from_header
 from app.probe.exchange import Exchanger, Reply
-from app.probe.jsonrpc import JsonObject, is_response
+from app.probe.jsonrpc import JsonObject, id_key, is_response
 from app.probe.sse import SseParser
 
 ENDPOINT_WAIT_S = 10.0
@@ -68,7 +67,7 @@ class EventStream:
         self._response = response
         self._cap = cap
         self.endpoint: str | None = None
-        self.responses: dict[Any, JsonObject] = {}
+        self.responses: dict[str, JsonObject] = {}
         self.ended = False
         self.truncated = False
         self.error: BaseException | None = None
@@ -108,10 +107,9 @@ class EventStream:
         except (ValueError, RecursionError):
             self.skipped += 1
             return
-        message_id = message.get("id") if isinstance(message, dict) else None
-        usable_id = isinstance(message_id, int | str) and not isinstance(message_id, bool)
-        if is_response(message) and usable_id and len(self.responses) < 64:
-            self.responses[message_id] = message
+        key = id_key(message.get("id")) if isinstance(message, dict) else None
+        if is_response(message) and key is not None and len(self.responses) < 64:
+            self.responses.setdefault(key, message)
             self._notify()
         else:
             self.skipped += 1
@@ -131,13 +129,16 @@ class EventStream:
         return ready()
 
 
-async def open_event_stream(exchanger: Exchanger, url: str, timeout_s: float) -> tuple[httpx2.Response, bool]:
+async def open_event_stream(
+    exchanger: Exchanger, url: str, timeout_s: float, headers: dict[str, str] | None = None
+) -> tuple[httpx2.Response, bool]:
     """GET ``url`` as an event stream. Returns the open response and whether it is an SSE stream.
 
     Raises:
         TimeoutError, httpx2.HTTPError: as :meth:`Exchanger.open`.
     """
-    response = await exchanger.open("GET", url, headers={"Accept": "text/event-stream"}, timeout_s=timeout_s)
+    headers = (headers or {}) | {"Accept": "text/event-stream"}
+    response = await exchanger.open("GET", url, headers=headers, timeout_s=timeout_s)
     declared = kind_from_header(response.headers.get("content-type"))
     return response, response.status_code == 200 and declared in ("sse", None)
 
@@ -150,7 +151,7 @@ class SseChannel:
         self.stream = stream
         self.endpoint = endpoint
 
-    async def call(self, body: JsonObject, timeout_s: float) -> Reply:
+    async def call(self, body: JsonObject, timeout_s: float, headers: dict[str, str] | None = None) -> Reply:
         """POST ``body``; for a request, wait for its response on the stream (or inline).
 
         Returns a :class:`Reply` whose status is the POST's and whose ``response`` is the
@@ -162,15 +163,16 @@ class SseChannel:
         started = time.perf_counter()
         deadline = time.monotonic() + timeout_s
         request_id = body.get("id")
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         reply = await self.exchanger.send(
-            "POST", self.endpoint, headers=headers, body=body, expect_id=request_id, timeout_s=timeout_s
+            "POST", self.endpoint, headers=(headers or {}) | base, body=body, expect_id=request_id, timeout_s=timeout_s
         )
         waiting = reply.response is None and reply.error_body is None and reply.kind != "html"
         if request_id is not None and waiting and reply.status // 100 == 2:
-            arrived = await self.stream.wait(lambda: request_id in self.stream.responses, deadline - time.monotonic())
+            key = str(request_id)
+            arrived = await self.stream.wait(lambda: key in self.stream.responses, deadline - time.monotonic())
             if arrived:
-                reply.response = self.stream.responses[request_id]
+                reply.response = self.stream.responses[key]
             elif self.stream.ended:
                 reply.kind, reply.truncated = "sse", self.stream.truncated
             else:

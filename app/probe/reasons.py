@@ -62,7 +62,11 @@ REASONS: Final[dict[str, tuple[Status, str]]] = {
     # server_error
     "http_server_error": ("server_error", "A 5xx status."),
     "jsonrpc_error": ("server_error", "A JSON-RPC error response to the handshake (internal or server-defined)."),
-    "invalid_result": ("server_error", "A JSON-RPC result missing fields the MCP spec requires."),
+    "invalid_result": ("server_error", "A JSON-RPC result that is not an object where the MCP spec requires one."),
+    "reply_incomplete": (
+        "server_error",
+        "The reply body broke off (closed early, shorter than its Content-Length, or stalled) before the response.",
+    ),
     # redirect
     "redirect": ("redirect", "A 3xx redirect; never followed. See location."),
     # not_mcp

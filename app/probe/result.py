@@ -38,6 +38,7 @@ class ToolsInfo(BaseModel):
         invalid_entries: entries that were not tool objects (null, missing name, ...).
         truncated: a page was larger than the reply cap; the tools before the cut are counted.
         error_code: JSON-RPC error code if ``tools/list`` answered an error.
+        duplicate_entries: entries naming a tool already listed (each tool is counted once).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -49,6 +50,7 @@ class ToolsInfo(BaseModel):
     invalid_entries: int = 0
     truncated: bool = False
     error_code: int | None = None
+    duplicate_entries: int = 0
 
 
 class SessionInfo(BaseModel):
@@ -69,6 +71,7 @@ class Timings(BaseModel):
     initialize_ms: float | None = None
     initialized_ms: float | None = None
     tools_list_ms: float | None = None
+    tools_call_ms: float | None = Field(default=None, description="The refusal call (tools/call of a made-up name).")
     session_end_ms: float | None = None
     total_ms: float | None = None
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import anyio
@@ -33,6 +35,7 @@ from app.guard import (
 )
 from app.probe.auth import discover as discover_auth
 from app.probe.classify import Verdict
+from app.probe.evidence import Evidence, Refusal
 from app.probe.exchange import Exchanger
 from app.probe.findings import Findings
 from app.probe.reach import Reach
@@ -74,6 +77,14 @@ def user_agent(settings: Settings) -> str:
     return f"{CLIENT_NAME}/{__version__} (+{settings.info_url})"
 
 
+@dataclass(frozen=True)
+class Observation:
+    """A probe's result and the raw evidence behind it (see :mod:`app.probe.evidence`)."""
+
+    result: ProbeResult
+    evidence: Evidence
+
+
 async def probe(
     url: str,
     *,
@@ -83,6 +94,24 @@ async def probe(
     network_backend: httpcore2.AsyncNetworkBackend | None = None,
     resolved: ResolvedTarget | None = None,
 ) -> ProbeResult:
+    """Check one MCP endpoint live; see :func:`observe` (this is its result alone)."""
+    observation = await observe(
+        url, light=light, settings=settings, resolver=resolver, network_backend=network_backend, resolved=resolved
+    )
+    return observation.result
+
+
+async def observe(
+    url: str,
+    *,
+    light: bool = False,
+    settings: Settings | None = None,
+    resolver: Resolver | None = None,
+    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    resolved: ResolvedTarget | None = None,
+    credentials: Mapping[str, str] | None = None,
+    observer: Callable[[str], None] | None = None,
+) -> Observation:
     """Check one MCP endpoint live.
 
     Args:
@@ -95,9 +124,12 @@ async def probe(
         resolved: the target as the caller already resolved and checked it (the service does
             this to refuse a URL before charging); the probe then dials these addresses and
             does not look the host up again.
+        credentials: extra headers for the probed origin only (already validated, see
+            :mod:`app.probe.credentials`); never sent to metadata URLs or other hosts.
+        observer: called with each step's name as it starts (a progress display).
 
     Returns:
-        A :class:`ProbeResult` for every server behaviour, including timeouts and garbage.
+        An :class:`Observation` for every server behaviour, including timeouts and garbage.
 
     Raises:
         TargetRefused: the URL's form or its addresses are refused (nothing was connected to).
@@ -108,36 +140,39 @@ async def probe(
         _warn_allow_private()
     target = check_url(url, allow_private=settings.allow_private)
     started = time.monotonic()
-    findings = Findings(url=target.url, checked_at=datetime.now(UTC), light=light)
+    findings = Findings(url=target.url, checked_at=datetime.now(UTC), light=light, observer=observer)
     budget = settings.light_probe_timeout_s if light else settings.probe_timeout_s
     end_reserve = min(settings.session_end_timeout_s, budget / 4)
     try:
         if resolved is not None and resolved.url != target:
             raise ValueError("resolved target does not match the URL")
-        await _run(target, findings, settings, resolver, network_backend, started + budget, end_reserve, resolved)
+        plan = _Plan(settings, resolver, network_backend, started + budget, end_reserve, dict(credentials or {}))
+        await _run(target, findings, plan, resolved)
     except TargetRefused:
         raise
     except Exception as exc:
         logger.exception("probe failed internally")
         raise ProbeFailed("probe_internal_error", "the probe failed through a fault of its own") from exc
     findings.timings.total_ms = round((time.monotonic() - started) * 1000, 1)
-    return findings.to_result()
+    return Observation(findings.to_result(), findings.evidence)
 
 
-async def _run(
-    target: TargetUrl,
-    findings: Findings,
-    settings: Settings,
-    resolver: Resolver | None,
-    network_backend: httpcore2.AsyncNetworkBackend | None,
-    deadline: float,
-    end_reserve: float,
-    resolved: ResolvedTarget | None,
-) -> None:
-    flow_deadline = deadline - end_reserve
-    resolver_ = resolver or SystemResolver(settings.dns_timeout_s)
+@dataclass(frozen=True)
+class _Plan:
+    settings: Settings
+    resolver: Resolver | None
+    network_backend: httpcore2.AsyncNetworkBackend | None
+    deadline: float
+    end_reserve: float
+    credentials: dict[str, str]
+
+
+async def _run(target: TargetUrl, findings: Findings, plan: _Plan, resolved: ResolvedTarget | None) -> None:
+    settings, deadline = plan.settings, plan.deadline
+    flow_deadline = deadline - plan.end_reserve
+    resolver_ = plan.resolver or SystemResolver(settings.dns_timeout_s)
     if resolved is None:
-        findings.current_step = "dns"
+        findings.step("dns")
         dns_started = time.monotonic()
         with anyio.move_on_after(max(0.0, flow_deadline - time.monotonic())) as scope:
             try:
@@ -151,7 +186,7 @@ async def _run(
         if resolved is None:
             return
     findings.addresses = [str(a) for a in resolved.addresses]
-    backend = PinnedBackend({target.host: resolved.addresses}, inner=network_backend)
+    backend = PinnedBackend({target.host: resolved.addresses}, inner=plan.network_backend)
     transport = build_transport(backend, ca_bundle=settings.ca_bundle, tls=target.scheme == "https")
     async with transport:
         exchanger = Exchanger(
@@ -169,10 +204,15 @@ async def _run(
             deadline=flow_deadline,
             step_timeout_s=settings.step_timeout_s,
             max_pages=settings.tools_max_pages,
+            refusal_timeout_s=settings.refusal_timeout_s,
+            credentials=plan.credentials or None,
         )
         with anyio.move_on_after(max(0.0, flow_deadline - time.monotonic())) as scope:
             await conversation.run()
-        if scope.cancelled_caught:
+        if scope.cancelled_caught and findings.current_step == "tools/call":
+            # the refusal call never decides the status
+            findings.evidence.refusal = findings.evidence.refusal or Refusal(kind="timeout", budget_limited=True)
+        elif scope.cancelled_caught:
             findings.fail(findings.current_step or "probe", Verdict("probe_deadline"))
         if conversation.auth_reply is not None:
             reach = Reach(backend, resolver_, allow_private=settings.allow_private)

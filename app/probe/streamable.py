@@ -17,9 +17,27 @@ Policy (MCP 2026-07-28 ``basic/transports/streamable-http``, "Backward compatibi
    changes the verdict).
 4. When ``initialize`` fails with 400, 404 or 405 and the body is not a modern JSON-RPC error,
    the URL may speak the legacy HTTP+SSE transport: :mod:`app.probe.legacy_sse` opens the
-   stream and the same handshake and listing run over it (``transport: "sse"``).
+   stream and the same handshake and listing run over it (``transport: "sse"``, recorded as
+   soon as the ``endpoint`` event arrives, so a stream that never answers still says so).
+5. After a complete ``tools/list``, the refusal call (:mod:`app.probe.refusal`).
 
 A light probe stops after the handshake (the session is still ended).
+
+Budget: every exchange may use what is left of the whole probe's budget (capped by
+``step_timeout_s``, which by default is the whole budget): real servers take 10 s and more to
+answer ``initialize`` while they reach their upstream. The refusal call has its own smaller
+cap and never decides the status.
+
+What a tolerant client accepts in an ``initialize`` result (MCP 2025-11-25 ``basic/lifecycle``,
+``InitializeResult``): the result must be a JSON object; any of its fields may be missing or of
+the wrong type. A missing or non-string ``protocolVersion`` is recorded as unknown (warning
+``protocol_version_missing``) and no ``MCP-Protocol-Version`` header is sent after it (the
+server then assumes 2025-03-26, as the transport spec says); a ``serverInfo`` or
+``capabilities`` that is not an object is dropped with a warning. The check suite judges
+these deviations; the status stays that of a server that answered.
+
+Credentials (a credentialed check): the extra headers go on every request to the probed URL
+and to the legacy endpoint on the same origin, never to metadata URLs or any other host.
 """
 
 from __future__ import annotations
@@ -36,6 +54,7 @@ import httpx2
 from app.errors import TargetRefused
 from app.guard import check_url
 from app.probe.classify import Verdict, classify_error, classify_exception, classify_reply
+from app.probe.evidence import REFUSAL_TOOL, Refusal
 from app.probe.exchange import Exchanger, Reply
 from app.probe.findings import Findings
 from app.probe.jsonrpc import (
@@ -51,6 +70,7 @@ from app.probe.jsonrpc import (
     initialized_notification,
     is_modern_error,
     supported_versions,
+    tools_call_request,
     tools_list_request,
 )
 from app.probe.legacy_sse import (
@@ -62,6 +82,7 @@ from app.probe.legacy_sse import (
     same_origin,
 )
 from app.probe.reasons import status_of
+from app.probe.refusal import refusal_of, withheld
 from app.probe.result import ServerInfo, SessionInfo, ToolsInfo
 from app.probe.text import clean_json, clean_text
 from app.probe.tools import read_page, salvage_page
@@ -93,6 +114,8 @@ class Conversation:
             session end has its own small budget after it).
         step_timeout_s: budget of one exchange, seconds (clipped to the deadline).
         max_pages: most ``tools/list`` pages to read.
+        refusal_timeout_s: budget of the refusal call, seconds (clipped to the deadline).
+        credentials: extra request headers for the probed origin (a credentialed check).
     """
 
     exchanger: Exchanger
@@ -102,6 +125,8 @@ class Conversation:
     deadline: float
     step_timeout_s: float
     max_pages: int
+    refusal_timeout_s: float = 5.0
+    credentials: dict[str, str] | None = None
     session_id: str | None = None
     negotiated_version: str | None = None
     modern_hint: bool = False
@@ -122,21 +147,31 @@ class Conversation:
         except _Stop:
             return
 
+    async def _exchange(self, body: JsonObject, headers: dict[str, str], budget_s: float, *, expect: bool) -> Reply:
+        """One message over the channel in use; transport failures and timeouts are raised."""
+        request_id = body.get("id") if expect else None
+        if self.channel is not None:
+            reply = await self.channel.call(body, budget_s, self.credentials)
+        else:
+            reply = await self.exchanger.send(
+                "POST", self.url, headers=headers, body=body, expect_id=request_id, timeout_s=budget_s
+            )
+        if reply.id_type_changed:
+            self.findings.warn("response_id_type_changed")
+        if reply.body_incomplete:
+            self.findings.warn("reply_incomplete")
+        return reply
+
     async def _send(self, step: str, body: JsonObject, headers: dict[str, str], *, expect: bool = True) -> Reply:
         """Send one message; on a transport failure record it and stop the conversation."""
-        self.findings.current_step = step
+        self.findings.step(step)
         remaining = self.deadline - time.monotonic()
         timeout = min(self.step_timeout_s, remaining)
         if timeout <= 0:
             self.findings.fail(step, Verdict("probe_deadline"))
             raise _Stop
-        request_id = body.get("id") if expect else None
         try:
-            if self.channel is not None:
-                return await self.channel.call(body, timeout)
-            return await self.exchanger.send(
-                "POST", self.url, headers=headers, body=body, expect_id=request_id, timeout_s=timeout
-            )
+            return await self._exchange(body, headers, timeout, expect=expect)
         except (TimeoutError, httpx2.HTTPError) as exc:
             verdict = classify_exception(exc)
             if isinstance(exc, TimeoutError) and timeout < self.step_timeout_s:
@@ -150,11 +185,13 @@ class Conversation:
             self.auth_reply = reply
         self.findings.fail(step, verdict, reply.status)
 
-    def _headers(self, method: str | None = None) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": ACCEPT}
+    def _headers(self, method: str | None = None, name: str | None = None) -> dict[str, str]:
+        headers = dict(self.credentials or {}) | {"Content-Type": "application/json", "Accept": ACCEPT}
         if method is not None:  # modern era
             headers["MCP-Protocol-Version"] = MODERN_VERSION
             headers["Mcp-Method"] = method
+            if name is not None:
+                headers["Mcp-Name"] = name
             return headers
         if self.negotiated_version is not None:
             headers["MCP-Protocol-Version"] = self.negotiated_version
@@ -169,6 +206,7 @@ class Conversation:
         step = "server/discover"
         reply = await self._send(step, discover_request(self._id(), self.client_info), self._headers(step))
         self.findings.timings.discover_ms = reply.elapsed_ms
+        self.findings.evidence.answered = True
         verdict = classify_reply(reply)
         if verdict is not None and verdict.reason in _NO_FALLBACK:
             self._fail(step, verdict, reply)
@@ -180,6 +218,7 @@ class Conversation:
                 self._record_modern(result, reply)
                 if not self.findings.light:
                     await self._list_tools(modern=True)
+                    await self._refuse(modern=True)
                 return True
         error = error_of(reply.response) or reply.error_body
         if error is not None and is_modern_error(error):
@@ -196,13 +235,14 @@ class Conversation:
     def _record_modern(self, result: JsonObject, reply: Reply) -> None:
         findings = self.findings
         findings.era, findings.transport = "modern", "streamable_http"
+        findings.evidence.handshake = "server/discover"
         findings.protocol_version = MODERN_VERSION
         findings.http_status = reply.status
         findings.latency_ms = reply.elapsed_ms
         meta = result.get("_meta")
         info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
-        findings.server = _server_info(info if isinstance(info, dict) else result.get("serverInfo"))
-        findings.capabilities = _capabilities(result.get("capabilities"))
+        findings.server = _server_info(info if isinstance(info, dict) else result.get("serverInfo"), findings)
+        findings.capabilities = _capabilities(result.get("capabilities"), findings)
         findings.instructions = clean_text(result.get("instructions"), 1000)
         if reply.sse_unterminated:
             findings.warn("sse_event_unterminated")
@@ -213,6 +253,7 @@ class Conversation:
         step = "initialize"
         reply = await self._send(step, initialize_request(self._id(), self.client_info), self._headers())
         self.findings.timings.initialize_ms = reply.elapsed_ms
+        self.findings.evidence.answered = True
         verdict = classify_reply(reply)
         if verdict is not None:
             if self._may_be_legacy_sse(reply) and await self._try_legacy_sse():
@@ -225,14 +266,14 @@ class Conversation:
             self._fail(step, self._handshake_verdict(classify_error(error)), reply)
             raise _Stop
         result = reply.response.get("result")
-        version = result.get("protocolVersion") if isinstance(result, dict) else None
-        if not isinstance(result, dict) or not isinstance(version, str):
+        if not isinstance(result, dict):
             self._fail(step, Verdict("invalid_result"), reply)
             raise _Stop
-        self._record_legacy(result, version, reply)
+        self._record_legacy(result, reply)
         await self._initialized()
         if not self.findings.light:
             await self._list_tools(modern=False)
+            await self._refuse(modern=False)
 
     def _may_be_legacy_sse(self, reply: Reply) -> bool:
         """MCP 2025-11-25 backward compatibility: POST failed with 400/404/405, body not a modern error."""
@@ -243,13 +284,14 @@ class Conversation:
 
     async def _try_legacy_sse(self) -> bool:
         """Open the event stream; ``True`` when the URL speaks HTTP+SSE (the SSE path decided the result)."""
-        self.findings.current_step = step = "sse/connect"
+        step = "sse/connect"
+        self.findings.step(step)
         timeout = min(self.step_timeout_s, self.deadline - time.monotonic())
         if timeout <= 0:
             return False
         started = time.monotonic()
         try:
-            response, is_event_stream = await open_event_stream(self.exchanger, self.url, timeout)
+            response, is_event_stream = await open_event_stream(self.exchanger, self.url, timeout, self.credentials)
         except (TimeoutError, httpx2.HTTPError):
             return False
         try:
@@ -290,6 +332,8 @@ class Conversation:
             self.findings.fail(step, Verdict("sse_endpoint_cross_origin", detail), http_status)
             raise _Stop
         self.channel = SseChannel(self.exchanger, stream, endpoint)
+        self.findings.era, self.findings.transport = "legacy", "sse"  # the transport is settled
+        self.findings.http_status = http_status
         await self._legacy()
 
     def _handshake_verdict(self, verdict: Verdict) -> Verdict:
@@ -297,18 +341,22 @@ class Conversation:
             return Verdict("modern_only", verdict.detail)
         return verdict
 
-    def _record_legacy(self, result: JsonObject, version: str, reply: Reply) -> None:
+    def _record_legacy(self, result: JsonObject, reply: Reply) -> None:
         findings = self.findings
         findings.era, findings.transport = "legacy", "sse" if self.channel is not None else "streamable_http"
-        findings.protocol_version = clean_text(version, 64)
+        findings.evidence.handshake = "initialize"
+        version = result.get("protocolVersion")
+        findings.protocol_version = clean_text(version, 64) or None
+        if findings.protocol_version is None:
+            findings.warn("protocol_version_missing")
         findings.http_status = reply.status
         findings.latency_ms = reply.elapsed_ms
-        findings.server = _server_info(result.get("serverInfo"))
-        findings.capabilities = _capabilities(result.get("capabilities"))
+        findings.server = _server_info(result.get("serverInfo"), findings)
+        findings.capabilities = _capabilities(result.get("capabilities"), findings)
         findings.instructions = clean_text(result.get("instructions"), 1000)
         if reply.sse_unterminated:
             findings.warn("sse_event_unterminated")
-        if _VERSION_TOKEN.fullmatch(version):
+        if isinstance(version, str) and _VERSION_TOKEN.fullmatch(version):
             self.negotiated_version = version
         if self.channel is not None:
             return  # HTTP+SSE sessions live in the endpoint URL; nothing to end with DELETE
@@ -353,21 +401,54 @@ class Conversation:
                 assert reply.response is not None
                 error = error_of(reply.response)
                 if error is not None:
-                    tools.error_code = error.get("code")
+                    code = error.get("code")
+                    tools.error_code = code if isinstance(code, int) and not isinstance(code, bool) else None
                     self.findings.warn("tools_list_error")
+                    self.findings.evidence.problem("error_answer")
                     return
                 cursor = read_page(reply.response.get("result"), tools, self.findings)
                 tools.pages_read += 1
                 if cursor is None:
+                    self.findings.evidence.list_complete = True
                     return
                 if cursor in seen:
                     tools.cursor_repeated = True
                     self.findings.warn("cursor_repeated")
+                    self.findings.evidence.problem("cursor_repeated")
                     return
                 seen.add(cursor)
             tools.more_pages = True
         finally:
             self.findings.timings.tools_list_ms = round((time.monotonic() - started) * 1000, 1)
+
+    async def _refuse(self, *, modern: bool) -> None:
+        """The refusal call (:mod:`app.probe.refusal`); never records a failure."""
+        reason = withheld(self.findings)
+        if reason is not None:
+            self.findings.evidence.refusal = Refusal(withheld=reason)
+            return
+        self.findings.step("tools/call")
+        remaining = self.deadline - time.monotonic()
+        timeout = min(self.refusal_timeout_s, remaining)
+        if timeout <= 0:
+            self.findings.evidence.refusal = Refusal(kind="timeout", budget_limited=True)
+            return
+        request = tools_call_request(
+            self._id(), REFUSAL_TOOL, {}, modern_client_info=self.client_info if modern else None
+        )
+        headers = self._headers("tools/call", REFUSAL_TOOL) if modern else self._headers()
+        started = time.monotonic()
+        try:
+            reply = await self._exchange(request, headers, timeout, expect=True)
+            refusal = refusal_of(reply)
+        except TimeoutError:
+            refusal = Refusal(kind="timeout", budget_limited=timeout < self.refusal_timeout_s)
+        except httpx2.HTTPError as exc:
+            refusal = Refusal(kind="transport_error", detail=classify_exception(exc).reason)
+        elapsed = round((time.monotonic() - started) * 1000, 1)
+        refusal.elapsed_ms = elapsed
+        self.findings.timings.tools_call_ms = elapsed
+        self.findings.evidence.refusal = refusal
 
     # --- session end --------------------------------------------------------------------------
 
@@ -390,8 +471,10 @@ class Conversation:
             self.findings.warn("session_end_failed")
 
 
-def _server_info(info: Any) -> ServerInfo | None:
+def _server_info(info: Any, findings: Findings) -> ServerInfo | None:
     if not isinstance(info, dict):
+        if info is not None:
+            findings.warn("server_info_invalid")
         return None
     return ServerInfo(
         name=clean_text(info.get("name"), 128),
@@ -400,6 +483,10 @@ def _server_info(info: Any) -> ServerInfo | None:
     )
 
 
-def _capabilities(value: Any) -> dict[str, Any] | None:
+def _capabilities(value: Any, findings: Findings) -> dict[str, Any] | None:
     cleaned = clean_json(value)
-    return cleaned if isinstance(cleaned, dict) else None
+    if not isinstance(cleaned, dict):
+        if value is not None:
+            findings.warn("capabilities_invalid")
+        return None
+    return cleaned

@@ -1,10 +1,22 @@
 """Reading ``tools/list`` pages (MCP 2025-11-25 ``server/tools``, ``server/utilities/pagination``).
 
 Policy: follow ``nextCursor`` up to the page limit; a page larger than the reply cap is read
-as far as it goes (``truncated``) and the listing ends there; a cursor the server already sent ends the
-listing (``cursor_repeated``) instead of looping; entries that are not tool objects with a
-string ``name`` (null, missing name, ...) are counted as invalid, not fatal; an empty-string
-cursor means the end.
+as far as it goes (``truncated``) and the listing ends there; a cursor the server already sent
+ends the listing (``cursor_repeated``) instead of looping; an empty-string cursor means the end.
+
+A tolerant client reads every real tool it can, and so does the probe; each deviation from
+the ``ListToolsResult`` shape is a stable key in ``Evidence.list_problems`` (and a warning),
+never a failure of a working server:
+
+- ``result_bare_array``: the result is the array of tools itself, not ``{"tools": [...]}``;
+- ``tools_as_object``: ``tools`` is an object of tool objects (keyed by name) instead of a list;
+- ``result_not_object`` / ``tools_missing``: nothing to read on the page;
+- ``entry_not_object`` / ``entry_without_name``: entries that are not tool objects with a
+  string ``name`` (null, strings, a missing or empty name) are counted as invalid;
+- ``duplicate_tool``: a name already listed (on this page or an earlier one) is counted once,
+  and the first definition is the one kept.
+
+Only objects with a non-empty string ``name`` are tools (``Tool.name`` is required).
 """
 
 from __future__ import annotations
@@ -18,30 +30,73 @@ from app.probe.result import ToolsInfo
 from app.probe.text import clean_text
 
 MAX_TOOL_NAMES = 100
+#: Most tool objects kept as evidence per probe (a page is capped in bytes already).
+MAX_TOOL_ENTRIES = 2000
 _TOOLS_ARRAY = re.compile(r'^\s*\{.{0,200}?"result"\s*:\s*\{\s*"tools"\s*:\s*\[', re.DOTALL)
+
+
+def _entries(result: Any, findings: Findings) -> list[Any] | None:
+    """The tool entries of one page, read as tolerantly as the module docs say."""
+    evidence = findings.evidence
+    if isinstance(result, list):
+        evidence.problem("result_bare_array")
+        return result
+    if not isinstance(result, dict):
+        evidence.problem("result_not_object")
+        return None
+    entries = result.get("tools")
+    if isinstance(entries, list):
+        return entries
+    if isinstance(entries, dict) and entries and all(isinstance(v, dict) for v in entries.values()):
+        evidence.problem("tools_as_object")
+        return [v if isinstance(v.get("name"), str) else {**v, "name": k} for k, v in entries.items()]
+    evidence.problem("tools_missing")
+    return None
 
 
 def read_page(result: Any, tools: ToolsInfo, findings: Findings) -> str | None:
     """Count one page's tools into ``tools``; return its ``nextCursor`` (``None`` at the end)."""
-    if not isinstance(result, dict):
-        findings.warn("tools_result_invalid")
+    entries = _entries(result, findings)
+    if entries is None:
+        for key in findings.evidence.list_problems:
+            findings.warn(_WARNINGS.get(key, key))
         return None
-    entries = result.get("tools")
-    if not isinstance(entries, list):
-        findings.warn("tools_missing")
-        return None
+    evidence = findings.evidence
+    seen = {entry["name"] for entry in evidence.tool_entries}
     for entry in entries:
-        name = clean_text(entry.get("name"), 128) if isinstance(entry, dict) else None
-        if not name:
+        if not isinstance(entry, dict):
             tools.invalid_entries += 1
+            evidence.problem("entry_not_object")
             continue
+        raw_name = entry.get("name")
+        name = clean_text(raw_name, 128) if isinstance(raw_name, str) else None
+        if not name or not isinstance(raw_name, str):
+            tools.invalid_entries += 1
+            evidence.problem("entry_without_name")
+            continue
+        if raw_name in seen:
+            tools.duplicate_entries += 1
+            evidence.problem("duplicate_tool")
+            continue
+        seen.add(raw_name)
         tools.count += 1
         if len(tools.names) < MAX_TOOL_NAMES:
             tools.names.append(name)
-    if tools.invalid_entries:
-        findings.warn("invalid_tool_entries")
-    cursor = result.get("nextCursor")
+        if len(evidence.tool_entries) < MAX_TOOL_ENTRIES:
+            evidence.tool_entries.append(entry)
+    for key in evidence.list_problems:
+        findings.warn(_WARNINGS.get(key, key))
+    cursor = result.get("nextCursor") if isinstance(result, dict) else None
     return cursor if isinstance(cursor, str) and cursor else None
+
+
+#: Warning keys of list problems (the older keys stay for API stability).
+_WARNINGS = {
+    "result_not_object": "tools_result_invalid",
+    "entry_not_object": "invalid_tool_entries",
+    "entry_without_name": "invalid_tool_entries",
+    "duplicate_tool": "duplicate_tools",
+}
 
 
 def salvage_page(partial: bytes, tools: ToolsInfo, findings: Findings) -> None:

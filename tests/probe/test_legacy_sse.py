@@ -56,7 +56,8 @@ async def test_endpoint_forms(raw: RawServer, sse: MiniSse, dev_settings: Settin
     assert result.server is not None and result.server.name == "mini-sse"
     assert result.tools is not None and result.tools.names == ["one", "two"]
     posted = [r for r in raw.seen if r.method == "POST" and "sessionId=abc" in r.path]
-    assert [r.message.get("method") for r in posted] == ["initialize", "notifications/initialized", "tools/list"]
+    methods = [r.message.get("method") for r in posted]
+    assert methods == ["initialize", "notifications/initialized", "tools/list", "tools/call"]
 
 
 @pytest.mark.parametrize(
@@ -101,7 +102,8 @@ async def test_post_accepted_but_never_answered(raw: RawServer, sse: MiniSse) ->
     result = await probe(raw.url("/sse"), settings=settings)
     assert time.monotonic() - started < 3.0
     assert (result.status, result.reason, result.failed_step) == ("timeout", "read_timeout", "initialize")
-    assert result.transport is None
+    # what was learned before the timeout is kept: the stream and its endpoint settled the transport
+    assert (result.transport, result.era) == ("sse", "legacy")
 
 
 async def test_sse_url_that_speaks_streamable_http(sdk_base: str, dev_settings: Settings, raw: RawServer) -> None:
