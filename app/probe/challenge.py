@@ -3,17 +3,31 @@
 Policy: the header is capped at 2,048 characters before parsing. When several challenges are
 present, the ``Bearer`` one is reported (MCP authorization is OAuth 2.1 bearer tokens), else
 the first. Parameter values are unquoted (``\\`` escapes honoured), cleaned and capped.
+
+This reading is lenient (an unquoted URL is taken whole, say) and is what the metadata lookup
+follows. Next to it every reported challenge carries the strict verdict of
+:func:`app.probe.challenge_grammar.judge_www_authenticate` (RFC 9110 grammar, RFC 6750 and
+RFC 9728 rules): ``well_formed``, the problem keys, and all the challenges in the header.
 """
 
 from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from app.probe.challenge_grammar import MAX_HEADER, ChallengeGrammar, ChallengeItem, judge_www_authenticate
 from app.probe.text import clean_text
 
-MAX_HEADER = 2048
+__all__ = [
+    "MAX_HEADER",
+    "AuthChallenge",
+    "ChallengeGrammar",
+    "ChallengeItem",
+    "challenge_params",
+    "judge_www_authenticate",
+    "parse_www_authenticate",
+]
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _SPACE = re.compile(r"[ \t]*")
 _UNQUOTED = re.compile(r"[^,\s]*")
@@ -31,6 +45,9 @@ class AuthChallenge(BaseModel):
     scope: str | None = None
     error: str | None = None
     error_description: str | None = None
+    well_formed: bool | None = Field(default=None, description="The RFC 9110 grammar verdict on the whole header.")
+    problems: list[str] = Field(default_factory=list, description="Grammar problem keys, in the order found.")
+    challenges: list[ChallengeItem] = Field(default_factory=list, description="Every challenge read (at most 8).")
 
 
 def _quoted(text: str, start: int) -> tuple[str, int]:
@@ -96,17 +113,18 @@ def challenge_params(value: str) -> dict[str, str]:
 
 def parse_www_authenticate(value: str) -> AuthChallenge:
     """Parse a ``WWW-Authenticate`` header value into an :class:`AuthChallenge` (cleaned for reporting)."""
-    raw = clean_text(value[:MAX_HEADER], MAX_HEADER) or ""
+    grammar = judge_www_authenticate(value)
     chosen = _chosen(value)
-    if chosen is None:
-        return AuthChallenge(raw=raw)
-    scheme, params = chosen
+    scheme, params = chosen if chosen is not None else (None, {})
     return AuthChallenge(
-        raw=raw,
+        raw=clean_text(value[:MAX_HEADER], MAX_HEADER) or "",
         scheme=clean_text(scheme, 32),
         realm=clean_text(params.get("realm"), 256),
         resource_metadata=clean_text(params.get("resource_metadata"), 2048),
         scope=clean_text(params.get("scope"), 512),
         error=clean_text(params.get("error"), 64),
         error_description=clean_text(params.get("error_description"), 256),
+        well_formed=grammar.well_formed,
+        problems=grammar.problems,
+        challenges=grammar.challenges,
     )
