@@ -1,0 +1,148 @@
+"""The canonical JSON form: Unicode NFC, then the JSON Canonicalization Scheme (RFC 8785).
+
+Used for tool fingerprints (``docs/fingerprints.md``) and meant for signed payloads. The form of
+a value is built in three steps:
+
+1. Every string value and every object key is put in Unicode Normalization Form C (NFC),
+   recursively. RFC 8785 section 3.1 says JCS itself leaves strings "as is"; we normalise on
+   purpose, so that two spellings of one text (``"e" + U+0301`` and ``U+00E9``) give one form.
+   The vectors where this makes us differ from plain JCS are listed in ``docs/fingerprints.md``.
+2. An object whose keys collide after NFC (two different keys that become equal) is refused:
+   I-JSON (RFC 7493 section 2.3) and RFC 8785 section 3.1 forbid duplicate property names.
+3. The result is serialised by the ``rfc8785`` package (sections 3.2.1 to 3.2.4: no whitespace,
+   ECMAScript string and number serialisation, properties sorted by their UTF-16 code units,
+   UTF-8 output).
+
+What RFC 8785 and I-JSON cannot represent is refused with a :class:`CanonicalFormError` whose
+``reason`` is a stable key:
+
+- ``non_finite_number``: NaN or an infinity (section 3.2.2.3; Python's ``json`` parser accepts
+  ``NaN`` and ``Infinity``).
+- ``number_out_of_range``: an integer that an I-JSON reader would round (RFC 7493 section 2.2,
+  RFC 8785 sections 3.1 and 3.2.2.3, Appendix B note 1). Every integer with ``|n| <= 2**53`` is
+  accepted. A larger one is accepted only if its decimal digits are exactly what JCS writes for
+  the nearest IEEE-754 double (``100000000000000000000`` or ``295147905179352830000`` pass,
+  ``2**53 + 1`` and ``2**64 - 1`` do not), so two different integers never share one form and
+  re-reading canonical bytes with ``json.loads`` always succeeds.
+- ``lone_surrogate``: a string or key holding a surrogate code point (section 3.2.2.2).
+- ``unsupported_type``: anything but ``dict``/``Mapping`` with string keys, ``list``/``tuple``,
+  ``str``, ``int``, ``float``, ``bool`` and ``None``.
+- ``too_deep``: containers nested deeper than :data:`MAX_DEPTH` (64, as :mod:`app.jsonsafe`).
+- ``duplicate_key``: keys that collide after NFC (step 2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+import rfc8785
+
+MAX_DEPTH = 64
+#: Integers up to this magnitude are IEEE-754 doubles without rounding (RFC 7493 section 2.2).
+EXACT_INT = 2**53
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+REASONS = (
+    "duplicate_key",
+    "non_finite_number",
+    "number_out_of_range",
+    "lone_surrogate",
+    "unsupported_type",
+    "too_deep",
+)
+
+
+class CanonicalFormError(ValueError):
+    """A value has no canonical form; ``reason`` is a stable key (see the module docs)."""
+
+    reason: str
+
+    def __init__(self, reason: str, message: str | None = None) -> None:
+        super().__init__(message or reason)
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[CanonicalFormError], tuple[str, str]]:
+        return type(self), (self.reason, str(self))
+
+
+def nfc(value: str) -> str:
+    """The NFC form of a string as a plain ``str``; ``lone_surrogate`` for surrogate code points."""
+    if _SURROGATE.search(value):
+        raise CanonicalFormError("lone_surrogate", "a string holds a lone surrogate code point")
+    return unicodedata.normalize("NFC", str.__str__(value))
+
+
+def _integer(value: int) -> int | float:
+    """An integer as JCS sees it: itself when exact, else its double if that spells it exactly."""
+    number = int(value)
+    if -EXACT_INT < number < EXACT_INT:
+        return number
+    try:
+        double = float(number)
+    except OverflowError:
+        double = math.inf
+    # Integers of 1e21 and above are written with an exponent by JCS, so never match; the
+    # magnitude check keeps ``str`` away from huge integers.
+    if abs(double) < 1e21 and rfc8785.dumps(double) == str(number).encode():
+        return double
+    raise CanonicalFormError("number_out_of_range", "an integer outside the IEEE-754 double exact range")
+
+
+def _prepare(value: object, depth: int) -> Any:
+    """A plain copy of ``value`` with NFC strings, or :class:`CanonicalFormError`."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return nfc(value)
+    if isinstance(value, int):
+        return _integer(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise CanonicalFormError("non_finite_number", "NaN and infinities have no JSON form")
+        return float(value)
+    if isinstance(value, Mapping | list | tuple):
+        if depth >= MAX_DEPTH:
+            raise CanonicalFormError("too_deep", f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, Mapping):
+            return _prepare_object(value, depth + 1)
+        return [_prepare(item, depth + 1) for item in value]
+    raise CanonicalFormError("unsupported_type", f"{type(value).__name__} has no JSON form")
+
+
+def _prepare_object(value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise CanonicalFormError("unsupported_type", "object keys must be strings")
+        normal = nfc(key)
+        if normal in out:
+            raise CanonicalFormError("duplicate_key", "two object keys are equal after Unicode NFC")
+        out[normal] = _prepare(item, depth)
+    return out
+
+
+def canonical_bytes(value: object) -> bytes:
+    """The canonical form of a JSON value: NFC strings and keys, then RFC 8785 (UTF-8 bytes).
+
+    Raises:
+        CanonicalFormError: the value has no canonical form (``reason`` says why).
+    """
+    prepared = _prepare(value, 0)
+    try:
+        return rfc8785.dumps(prepared)
+    except rfc8785.FloatDomainError as exc:  # pragma: no cover - refused above
+        raise CanonicalFormError("non_finite_number", str(exc)) from exc
+    except rfc8785.IntegerDomainError as exc:  # pragma: no cover - refused above
+        raise CanonicalFormError("number_out_of_range", str(exc)) from exc
+    except rfc8785.CanonicalizationError as exc:  # pragma: no cover - refused above
+        raise CanonicalFormError("unsupported_type", str(exc)) from exc
+
+
+def sha256_hex(value: object) -> str:
+    """The lower-case hex SHA-256 of :func:`canonical_bytes` of ``value`` (64 characters)."""
+    return hashlib.sha256(canonical_bytes(value)).hexdigest()
