@@ -37,3 +37,15 @@ def test_readme_lists_every_setting() -> None:
     readme = (ROOT / "README.md").read_text()
     missing = [name for name in Settings.model_fields if f"`MCP_SONDE_{name.upper()}`" not in readme]
     assert missing == []
+
+
+def test_openapi_describes_the_full_result_and_every_check() -> None:
+    from app.checks.catalogue import catalogue
+    from app.checks.model import CheckResult
+
+    document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    schemas = document["components"]["schemas"]
+    added = schemas["CheckResult"]["allOf"][1]["properties"]
+    assert set(added) | set(schemas["ProbeResult"]["properties"]) == set(CheckResult.model_fields)
+    readme = (ROOT / "README.md").read_text()
+    assert [check for check in catalogue().checks if f"`{check}`" not in readme] == []

@@ -84,6 +84,7 @@ def create_app(
         Route("/badge/mcp.png", badge.badge_png),
         Route("/badge/mcp.json", badge.badge_json),
         Route("/v1/mcp/check", routes.check, methods=["POST"]),
+        Route("/v1/checks", routes.check_catalogue),
         mcp_endpoint,
         Route("/healthz", routes.healthz),
         Route("/readyz", routes.readyz),

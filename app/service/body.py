@@ -2,17 +2,22 @@
 
 Policy: the body is read up to ``max_bytes`` and no further (a larger one is refused with 413
 without reading it all), within ``timeout_s`` (a body that trickles gets 408);
-``Content-Type`` must be ``application/json``; the object must have exactly one field,
-``url``, a string. Anything else is a 4xx with a stable reason.
+``Content-Type`` must be ``application/json``; the object has ``url`` (a string) and may have
+``include`` (``["tools"]``: the tool definitions in the result) and ``headers`` (credentials
+for a credentialed check, see :mod:`app.probe.credentials`), nothing else. Anything else is a
+4xx with a stable reason; no message ever repeats a header value.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 import anyio
-from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 from starlette.requests import ClientDisconnect, Request
 
 from app import jsonsafe
+from app.probe.credentials import MAX_NAMED, CredentialRefused, Credentials, validate
 from app.service.errors import ApiError
 
 
@@ -21,6 +26,26 @@ class CheckRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     url: StrictStr
+    include: list[Literal["tools"]] = Field(default_factory=list, max_length=1)
+    headers: dict[StrictStr, StrictStr] | None = Field(default=None, max_length=MAX_NAMED + 1)
+
+    @property
+    def include_tools(self) -> bool:
+        """The tool definitions were asked for."""
+        return "tools" in self.include
+
+    def credentials(self) -> Credentials | None:
+        """The validated credential headers, or ``None`` for an anonymous check.
+
+        Raises:
+            ApiError: 422 with the credential reason key (``header_not_allowed``, ...).
+        """
+        if not self.headers:
+            return None
+        try:
+            return validate(self.headers)
+        except CredentialRefused as exc:
+            raise ApiError(exc.reason, exc.message, 422) from None
 
 
 async def read_body(request: Request, max_bytes: int, timeout_s: float) -> bytes:
@@ -64,5 +89,9 @@ async def read_check_request(request: Request, max_bytes: int, timeout_s: float 
         raise ApiError("invalid_json", "the body is not valid JSON") from exc
     try:
         return CheckRequest.model_validate(payload)
-    except ValidationError as exc:
-        raise ApiError("invalid_body", 'the body must be {"url": "<https URL>"} and nothing else') from exc
+    except ValidationError:
+        raise ApiError(
+            "invalid_body",
+            'the body must be {"url": "<https URL>"}, optionally with "include": ["tools"] and "headers": '
+            "{name: value} (Authorization and up to 8 more)",
+        ) from None

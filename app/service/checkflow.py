@@ -12,10 +12,12 @@ from dataclasses import dataclass
 
 from x402.schemas import SettleResponse
 
+from app.checks.run import unresolved_check
 from app.errors import TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
 from app.payment import Payment, PaymentGate
-from app.probe import ProbeFailed, ProbeResult, unresolved_result
+from app.probe import ProbeFailed, ProbeResult
+from app.probe.credentials import Credentials
 from app.service.checks import TargetBusy
 from app.service.errors import ApiError
 from app.service.freepool import Draw
@@ -46,7 +48,14 @@ class Served:
 
 
 async def run_check(
-    services: Services, url: str, *, client: str, payment: str | dict[str, object] | None, free: bool
+    services: Services,
+    url: str,
+    *,
+    client: str,
+    payment: str | dict[str, object] | None,
+    free: bool,
+    credentials: Credentials | None = None,
+    include_tools: bool = False,
 ) -> Served:
     """Run one check of ``url``.
 
@@ -56,6 +65,8 @@ async def run_check(
         client: the client's rate key (free-pool shares are per client).
         payment: a ``PAYMENT-SIGNATURE`` header value or a decoded ``PaymentPayload``.
         free: the client asked for a free-pool draw (ignored when ``payment`` is given).
+        credentials: headers for a credentialed check (never shared, cached or logged).
+        include_tools: keep the cleaned tool definitions in the served result.
 
     Raises:
         ApiError: 422 for a refused URL, 402/400/409 for payment faults, 429 ``target_busy``,
@@ -83,16 +94,16 @@ async def run_check(
             return Served(paid_with.stored_result, receipt=receipt)
         try:
             if isinstance(resolved, ResolutionFailed):
-                result = unresolved_result(target, resolved)
+                result: ProbeResult = unresolved_check(target, resolved, credentials)
                 services.metrics.probes.labels(status=result.status).inc()
             else:
-                result = await services.checks.check(resolved)
+                result = await services.checks.check(resolved, credentials=credentials)
         except TargetBusy as exc:
             services.metrics.limits_hit.labels(limit="target_busy").inc()
             raise ApiError("target_busy", exc.message, headers={"Retry-After": str(exc.retry_after)}) from exc
         except ProbeFailed as exc:
             raise ApiError("probe_internal_error", exc.message) from exc
-        payload = result.model_dump_json().encode()
+        payload = result.model_dump_json(exclude=None if include_tools else {"tool_definitions"}).encode()
         if not chargeable(result):
             # Our lookup gave no definitive answer: served, but not charged (a draw is given back).
             return Served(payload)

@@ -1,6 +1,8 @@
 """Running live checks for the service: single-flight per URL, and a polite pace per host.
 
 Policy:
+- A credentialed check (the caller's own headers) never shares a probe and is never
+  published: it runs on its own, paced like any other, and its result goes to its caller only.
 - Concurrent checks of one normalised URL (and mode) share one live probe: in this process
   through one task that every request awaits (a request that goes away does not cancel the
   probe the others wait for); across instances through a store lock, whose holder publishes
@@ -18,14 +20,16 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 
+from app.checks.model import CheckResult
 from app.errors import SondeError
 from app.guard import ResolvedTarget
 from app.probe import ProbeResult
+from app.probe.credentials import Credentials
 from app.service.metrics import Metrics
 from app.settings import Settings
 from app.store import Store, key
 
-ProbeFn = Callable[[ResolvedTarget, bool], Awaitable[ProbeResult]]
+ProbeFn = Callable[[ResolvedTarget, bool, Credentials | None], Awaitable[ProbeResult]]
 _POLL_S = 0.05
 
 
@@ -54,13 +58,20 @@ class CheckRunner:
         self.metrics = metrics
         self._running: dict[str, asyncio.Task[ProbeResult]] = {}
 
-    async def check(self, target: ResolvedTarget, *, light: bool = False) -> ProbeResult:
+    async def check(
+        self, target: ResolvedTarget, *, light: bool = False, credentials: Credentials | None = None
+    ) -> ProbeResult:
         """A live result for ``target``, shared with concurrent checks of the same URL.
+
+        A full check's result is a :class:`~app.checks.model.CheckResult`; a credentialed one
+        is never shared (see the module docs).
 
         Raises:
             TargetBusy: the host's turn did not come within the budget.
             ProbeFailed: the probe failed through our own fault.
         """
+        if credentials is not None:
+            return await self._paced(target, light, time.monotonic() + self.settings.queue_budget_s, credentials)
         flight = key("flight", "light" if light else "full", target.url.url)
         task = self._running.get(flight)
         if task is not None:
@@ -82,7 +93,8 @@ class CheckRunner:
                 published = await self.store.get(flight + ":result")
                 if published is not None and published.startswith(seen_token + b"\n"):
                     self.metrics.joins.inc()
-                    return ProbeResult.model_validate_json(published[len(seen_token) + 1 :])
+                    model = ProbeResult if light else CheckResult
+                    return model.model_validate_json(published[len(seen_token) + 1 :])
             if await self.store.set_nx(flight + ":lock", token, lock_ttl):
                 break
             holder = await self.store.get(flight + ":lock")
@@ -92,14 +104,16 @@ class CheckRunner:
                 raise TargetBusy(math.ceil(self.settings.queue_budget_s))
             await asyncio.sleep(_POLL_S)
         try:
-            result = await self._paced(target, light, deadline)
+            result = await self._paced(target, light, deadline, None)
             payload = token + b"\n" + result.model_dump_json().encode()
             await self.store.set(flight + ":result", payload, 30)
             return result
         finally:
             await self.store.delete_if_equal(flight + ":lock", token)
 
-    async def _paced(self, target: ResolvedTarget, light: bool, deadline: float) -> ProbeResult:
+    async def _paced(
+        self, target: ResolvedTarget, light: bool, deadline: float, credentials: Credentials | None
+    ) -> ProbeResult:
         host = target.url.host
         slots, gate = key("host-slots", host), key("host-start", host)
         token = secrets.token_hex(16)
@@ -115,7 +129,7 @@ class CheckRunner:
                     raise TargetBusy(math.ceil(interval))
                 await asyncio.sleep(_POLL_S)
             started = time.monotonic()
-            result = await self.probe(target, light)
+            result = await self.probe(target, light, credentials)
             self.metrics.probes.labels(status=result.status).inc()
             self.metrics.probe_seconds.observe(time.monotonic() - started)
             return result

@@ -16,7 +16,12 @@ from app.errors import SondeError
 #: reason -> (HTTP status, meaning)
 API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "invalid_json": (400, "The body is not valid JSON."),
-    "invalid_body": (422, "The body must be a JSON object with exactly one string field, url."),
+    "invalid_body": (422, "The body must be a JSON object: url, and optionally include and headers."),
+    "header_name_invalid": (422, "A credential header name is not an HTTP token of 1 to 64 characters."),
+    "header_not_allowed": (422, "A credential header that the probe sets itself, or that may not be sent."),
+    "header_value_invalid": (422, "A credential header value is not 1 to 4,096 visible ASCII characters."),
+    "header_duplicate": (422, "A credential header is given twice (names are case-insensitive)."),
+    "too_many_headers": (422, "More than Authorization and 8 other credential headers."),
     "body_too_large": (413, "The body is larger than the limit."),
     "body_timeout": (408, "The body did not arrive in time."),
     "body_incomplete": (400, "The connection closed before the whole body arrived."),

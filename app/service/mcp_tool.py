@@ -40,9 +40,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__, jsonsafe
+from app.checks.model import CheckResult
 from app.errors import TargetRefused
 from app.guard import check_url
-from app.probe import ProbeResult
 from app.service.body import read_body
 from app.service.checkflow import run_check
 from app.service.clientip import client_ip, rate_key
@@ -57,10 +57,13 @@ CHECK_RESOURCE = "mcp://tool/check_mcp_server"
 
 CHECK_DESCRIPTION = (
     "Live-checks one remote MCP server over Streamable HTTP (or legacy HTTP+SSE): handshake "
-    "(server/discover, then initialize), tools/list and session end. Returns a status class "
-    "(ok, auth, not_found, client_error, server_error, redirect, not_mcp, timeout, tls, dns, "
-    "unreachable) with server info, protocol version, capabilities, latency in ms, tools, "
-    "auth and TLS facts. Cost: USD {price} per check, paid with x402 (PaymentPayload in "
+    "(server/discover, then initialize), tools/list, one tools/call of a made-up tool name to "
+    "see how the server refuses it (no other tool is ever called), and session end. Returns a "
+    "status class (ok, auth, not_found, client_error, server_error, redirect, not_mcp, timeout, "
+    "tls, dns, unreachable) with server info, protocol version, capabilities, latency in ms, "
+    "tools, auth and TLS facts, tool fingerprints, and one verdict per check (verified, failed, "
+    "observed_risk, or unverified with a reason; the catalogue is at GET /v1/checks). Cost: "
+    "USD {price} per check, paid with x402 (PaymentPayload in "
     '_meta["x402/payment"]; an unpaid call returns the PaymentRequired document as a tool '
     "error), or drawn from a daily free pool when the HTTP request carries the header "
     "{header}: 1. Limits: public https URLs on port 443 only; private, loopback and "
@@ -150,7 +153,7 @@ def build_mcp_server(services: Services) -> MCPServer:
         description=description,
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=False),
     )
-    async def check_mcp_server(url: str, ctx: Context) -> Annotated[CallToolResult, ProbeResult]:
+    async def check_mcp_server(url: str, ctx: Context) -> Annotated[CallToolResult, CheckResult]:
         request = ctx.request_context.request
         http = request if isinstance(request, Request) else None
         client = rate_key(client_ip(http, services.trusted_proxies) if http is not None else "unknown")

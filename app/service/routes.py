@@ -9,6 +9,7 @@ import yaml
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from app.checks.catalogue import catalogue
 from app.payment import payment_required
 from app.service.body import read_check_request
 from app.service.checkflow import run_check
@@ -50,6 +51,8 @@ async def _checked(request: Request, services: Services, client: str) -> Respons
         client=client,
         payment=request.headers.get("payment-signature"),
         free=asks_free_pool(request.headers, settings.free_pool_header),
+        credentials=body.credentials(),
+        include_tools=body.include_tools,
     )
     return Response(served.payload, media_type="application/json", headers=served.headers())
 
@@ -57,6 +60,13 @@ async def _checked(request: Request, services: Services, client: str) -> Respons
 def asks_free_pool(headers: Mapping[str, str], name: str) -> bool:
     """The request asks for a free-pool draw: header ``name`` is ``1``."""
     return headers.get(name, "").strip() == "1"
+
+
+async def check_catalogue(request: Request) -> Response:
+    """``GET /v1/checks``: the check catalogue (every check, its states and reason keys) and its digest."""
+    document = catalogue()
+    body = {"id": document.suite_id, "catalogue_sha256": document.sha256, "catalogue": document.document}
+    return JSONResponse(body, headers={"Cache-Control": "public, max-age=3600"})
 
 
 async def healthz(request: Request) -> Response:

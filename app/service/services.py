@@ -7,9 +7,11 @@ from typing import Any
 
 import httpcore2
 
+from app.checks.run import full_check
 from app.guard import ResolvedTarget, Resolver, SystemResolver
 from app.payment import HttpFacilitator, Payment, PaymentGate
 from app.probe import ProbeResult, probe
+from app.probe.credentials import Credentials
 from app.service.checks import CheckRunner
 from app.service.clientip import Network, parse_networks
 from app.service.errors import ApiError
@@ -37,8 +39,19 @@ class Services:
     payments: PaymentGate
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
 
-    async def probe_target(self, target: ResolvedTarget, light: bool) -> ProbeResult:
-        """Probe a target already resolved and checked."""
+    async def probe_target(
+        self, target: ResolvedTarget, light: bool, credentials: Credentials | None = None
+    ) -> ProbeResult:
+        """Probe a target already resolved and checked: a light probe, or a full check with its suite."""
+        if not light:
+            return await full_check(
+                target.url.url,
+                settings=self.settings,
+                resolver=self.resolver,
+                network_backend=self.network_backend,
+                resolved=target,
+                credentials=credentials,
+            )
         return await probe(
             target.url.url,
             light=light,

@@ -1,0 +1,32 @@
+"""Judges of the ``drift`` group: the fingerprints of the tool set and of its schemas.
+
+A fingerprint is a fact about a complete list only (``docs/fingerprints.md``); a list read in
+part has none, and a list that cannot be put in canonical form (names or keys that collide
+after Unicode NFC, numbers outside I-JSON) fails with the canonical form's reason.
+"""
+
+from __future__ import annotations
+
+from app.checks.catalogue import CheckSpec
+from app.checks.facts import Facts, blocked, verdict
+from app.checks.model import CheckVerdict
+
+
+def _fingerprint(facts: Facts, spec: CheckSpec, value: str | None) -> CheckVerdict:
+    if facts.result.tools is None or not facts.handshake_done:
+        return blocked(facts, spec)
+    if not facts.evidence.list_complete:
+        return verdict(spec, "unverified", "list_incomplete")
+    if value is None:
+        return verdict(spec, "failed", "not_canonical", error=facts.fingerprint_error)
+    return verdict(spec, "verified", sha256=value, tools=len(facts.evidence.tool_entries))
+
+
+def toolset_fingerprint(facts: Facts, spec: CheckSpec) -> CheckVerdict:
+    """SHA-256 of the sorted tool names."""
+    return _fingerprint(facts, spec, facts.toolset_fingerprint)
+
+
+def schema_fingerprint(facts: Facts, spec: CheckSpec) -> CheckVerdict:
+    """SHA-256 of the sorted name and inputSchema pairs."""
+    return _fingerprint(facts, spec, facts.schema_fingerprint)

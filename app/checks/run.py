@@ -1,0 +1,56 @@
+"""A full check: probe the endpoint, then judge it (:mod:`app.checks.suite`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import httpcore2
+
+from app.checks.model import CheckResult
+from app.checks.suite import full_result
+from app.guard import ResolutionFailed, ResolvedTarget, Resolver, TargetUrl
+from app.probe.credentials import Credentials
+from app.probe.evidence import Evidence
+from app.probe.runner import Observation, ProbeFailed, observe, unresolved_result
+from app.settings import Settings
+
+logger = logging.getLogger("mcp_sonde.checks")
+
+
+async def full_check(
+    url: str,
+    *,
+    settings: Settings,
+    resolver: Resolver | None = None,
+    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    resolved: ResolvedTarget | None = None,
+    credentials: Credentials | None = None,
+    observer: Callable[[str], None] | None = None,
+) -> CheckResult:
+    """Probe ``url`` in full and judge every check of the catalogue.
+
+    Raises:
+        TargetRefused: the URL is refused (nothing was connected to).
+        ProbeFailed: a fault of the probe itself.
+    """
+    observation = await observe(
+        url,
+        settings=settings,
+        resolver=resolver,
+        network_backend=network_backend,
+        resolved=resolved,
+        credentials=credentials.as_dict() if credentials is not None else None,
+        observer=observer,
+    )
+    try:
+        return full_result(observation, credential_headers=credentials.names() if credentials is not None else ())
+    except Exception as exc:
+        logger.exception("the check suite failed internally")
+        raise ProbeFailed("probe_internal_error", "the check suite failed through a fault of its own") from exc
+
+
+def unresolved_check(url: TargetUrl, failure: ResolutionFailed, credentials: Credentials | None = None) -> CheckResult:
+    """The full result for a URL whose host did not resolve (nothing was connected to)."""
+    names = credentials.names() if credentials is not None else ()
+    return full_result(Observation(unresolved_result(url, failure), Evidence()), credential_headers=names)

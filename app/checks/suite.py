@@ -1,0 +1,90 @@
+"""The suite: from a probe's observation to a full check result.
+
+Order: derive what several judges share (fingerprints over a complete list, the hygiene scan,
+the category), then run every judge of the catalogue, in catalogue order. Every check of the
+catalogue gets exactly one verdict; a judge that raises is a bug of ours and is reported as
+such by the caller (the probe's ``ProbeFailed`` path), never as a verdict about the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from app.checks import drift, proto, reach, sec
+from app.checks.canonical import CanonicalFormError
+from app.checks.catalogue import CheckSpec, catalogue
+from app.checks.category import categorise
+from app.checks.definitions import definitions
+from app.checks.facts import Facts
+from app.checks.fingerprint import fingerprints
+from app.checks.hygiene import scan_tools
+from app.checks.model import CategoryInfo, CheckResult, CheckVerdict, SuiteInfo
+from app.probe.runner import Observation
+
+Judge = Callable[[Facts, CheckSpec], CheckVerdict]
+
+JUDGES: dict[str, Judge] = {
+    "reachability": reach.reachability,
+    "transport": reach.transport,
+    "protocol_revision": proto.protocol_revision,
+    "handshake": proto.handshake,
+    "tools_list": proto.tools_list,
+    "error_taxonomy": proto.error_taxonomy,
+    "tls_certificate": sec.tls_certificate,
+    "redirect_policy": sec.redirect_policy,
+    "auth_metadata": sec.auth_metadata,
+    "tool_description_hygiene": sec.tool_description_hygiene,
+    "toolset_fingerprint": drift.toolset_fingerprint,
+    "schema_fingerprint": drift.schema_fingerprint,
+    "latency": reach.latency,
+}
+
+
+def derive(observation: Observation) -> Facts:
+    """The facts the judges read (see the module docs)."""
+    evidence = observation.evidence
+    toolset = schema = error = None
+    if evidence.list_complete:
+        try:
+            prints = fingerprints(evidence.tool_entries)
+            toolset, schema = prints.toolset, prints.schema
+        except CanonicalFormError as exc:
+            error = exc.reason
+    findings = [{"rule": f.rule, "tool": f.tool, "excerpt": f.excerpt} for f in scan_tools(evidence.tool_entries)]
+    return Facts(
+        result=observation.result,
+        evidence=evidence,
+        toolset_fingerprint=toolset,
+        schema_fingerprint=schema,
+        fingerprint_error=error,
+        hygiene=findings,
+    )
+
+
+def judge(facts: Facts) -> list[CheckVerdict]:
+    """One verdict per check of the catalogue, in catalogue order."""
+    specs = catalogue().checks
+    return [JUDGES[check_id](facts, spec) for check_id, spec in specs.items()]
+
+
+def full_result(observation: Observation, *, credential_headers: Sequence[str] = ()) -> CheckResult:
+    """The full check result of an observation (``credential_headers``: names only)."""
+    facts = derive(observation)
+    names = [entry["name"] for entry in observation.evidence.tool_entries]
+    category = categorise(names)
+    document = observation.result.model_dump()
+    return CheckResult(
+        **document,
+        checks=judge(facts),
+        suite=SuiteInfo(id=catalogue().suite_id, catalogue_sha256=catalogue().sha256),
+        toolset_fingerprint=facts.toolset_fingerprint,
+        schema_fingerprint=facts.schema_fingerprint,
+        category=CategoryInfo(
+            topic=category.topic, words=list(category.words), tools=category.tools, total=category.total
+        )
+        if category is not None
+        else None,
+        credentialed=bool(credential_headers),
+        credential_headers=list(credential_headers),
+        tool_definitions=definitions(observation.evidence.tool_entries),
+    )

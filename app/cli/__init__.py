@@ -1,0 +1,103 @@
+"""The ``mcp-sonde`` command line.
+
+``mcp-sonde check URL [--light] [--json] [--tools] [--header 'N: V'] [--timeout S]
+[--allow-private] [--ca-bundle PEM]`` probes one endpoint and exits with the code of its
+status class (:data:`EXIT_CODES`, see :mod:`app.cli.check`); a URL the target guard refuses
+exits with 3 and nothing is connected to.
+
+``mcp-sonde serve [--host H] [--port P] [--workers N] [--allow-private]`` runs the HTTP API
+under uvicorn (settings from ``MCP_SONDE_*`` and ``REDIS_URL``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from app import __version__
+from app.cli.check import (
+    EXIT_CODES,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    settings_of,
+)
+from app.cli.check import add_parser as add_check
+from app.logs import SERVICE_LOGGING, configure_cli_logging
+
+__all__ = ["EXIT_CODES", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_REFUSED", "EXIT_USAGE", "build_parser", "main"]
+
+
+def _serve(args: argparse.Namespace) -> int:
+    overrides = {
+        name: value
+        for name, value in (("host", args.host), ("port", args.port), ("workers", args.workers))
+        if value is not None
+    }
+    if args.allow_private:
+        overrides["allow_private"] = True
+    # Worker processes build their own settings from the environment: pass the flags that way.
+    for name, value in overrides.items():
+        os.environ[f"MCP_SONDE_{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
+    settings = settings_of({})
+    if settings is None:
+        return EXIT_USAGE
+    if settings.workers > 1 and not settings.redis_url:
+        sys.stderr.write("mcp-sonde: the embedded store is per process; set REDIS_URL to run more than one worker\n")
+        return EXIT_USAGE
+    import uvicorn
+
+    uvicorn.run(
+        "app.service.app:create_app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        access_log=False,  # uvicorn's access log prints query strings; ours does not
+        proxy_headers=False,  # client IPs follow the trusted_proxies setting instead
+        log_config=SERVICE_LOGGING,  # applied in every worker process
+        limit_concurrency=settings.limit_concurrency,
+        timeout_keep_alive=5,
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (subcommands ``check`` and, with the service, ``serve``)."""
+    parser = argparse.ArgumentParser(prog="mcp-sonde", description="Live checks of remote MCP servers.")
+    parser.add_argument("--version", action="version", version=f"mcp-sonde {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_check(commands)
+    serve = commands.add_parser("serve", help="run the HTTP API (settings: MCP_SONDE_* and REDIS_URL)")
+    serve.add_argument("--host", help="listen address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="listen port (default 8000)")
+    serve.add_argument("--workers", type=int, help="worker processes (more than 1 needs REDIS_URL)")
+    serve.add_argument(
+        "--allow-private",
+        action="store_true",
+        help="development only: checks may reach http, loopback and private addresses",
+    )
+    serve.set_defaults(handler=_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mcp-sonde`` console script; returns the exit code."""
+    configure_cli_logging()
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")  # never fail on output, whatever a server sent
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except KeyboardInterrupt:  # Ctrl-C outside the probe: no traceback
+        sys.stderr.write("interrupted\n")
+        return EXIT_INTERRUPTED
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,177 @@
+"""``mcp-sonde check``: one probe from the command line, its exit code the result's status class.
+
+A full check runs the check suite (:mod:`app.checks`); ``--light`` is the handshake alone.
+``--header 'Name: value'`` makes it a credentialed check (the values are sent to the probed
+origin only and never printed). Ctrl-C ends the probe cleanly with exit code 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Final
+from urllib.parse import urlsplit
+
+import anyio
+from pydantic import ValidationError
+
+from app.checks.run import full_check
+from app.cli.progress import Progress
+from app.cli.summary import write_summary
+from app.errors import SondeError, TargetRefused
+from app.probe import ProbeResult, probe
+from app.probe.credentials import CredentialRefused, Credentials, validate
+from app.settings import Settings
+
+#: Process exit code per status class; 2 is a usage error, 3 a refused URL, 1 an internal error.
+EXIT_CODES: Final[dict[str, int]] = {
+    "ok": 0,
+    "auth": 10,
+    "not_found": 11,
+    "client_error": 12,
+    "server_error": 13,
+    "redirect": 14,
+    "not_mcp": 15,
+    "timeout": 16,
+    "tls": 17,
+    "dns": 18,
+    "unreachable": 19,
+}
+EXIT_REFUSED: Final = 3
+EXIT_USAGE: Final = 2
+EXIT_INTERNAL: Final = 1
+EXIT_INTERRUPTED: Final = 130
+EXIT_HELP: Final = (
+    "exit codes: "
+    + ", ".join(f"{code} {status}" for status, code in EXIT_CODES.items())
+    + (
+        f"; {EXIT_REFUSED} the URL was refused (nothing was connected to); {EXIT_USAGE} usage error; "
+        f"{EXIT_INTERNAL} internal fault; {EXIT_INTERRUPTED} interrupted (Ctrl-C)"
+    )
+)
+_LOCAL_HINT_REASONS: Final = frozenset(
+    {"scheme_not_https", "port_not_allowed", "host_ip_literal", "address_not_public"}
+)
+
+
+def _looks_local(reason: str, url: str) -> bool:
+    """Whether a refusal is likely a server on this machine (worth the --allow-private hint)."""
+    if reason in _LOCAL_HINT_REASONS:
+        return True
+    host = (urlsplit(url).hostname or "") if reason == "host_not_public_name" else ""
+    return host == "localhost" or host.endswith(".localhost")
+
+
+def usage_error(message: str) -> int:
+    """Print a usage error and return its exit code."""
+    sys.stderr.write(f"mcp-sonde: {message}\n")
+    return EXIT_USAGE
+
+
+def settings_of(overrides: dict[str, object]) -> Settings | None:
+    """Settings with ``overrides``, or ``None`` after printing why they are invalid."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"]) or "settings"
+            sys.stderr.write(f"mcp-sonde: invalid setting {where}: {error['msg']}\n")
+        return None
+
+
+def _credentials(pairs: list[str]) -> Credentials | None:
+    headers: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition(":")
+        if not sep:
+            raise CredentialRefused("header_name_invalid", "a --header is 'Name: value'")
+        if name.strip() in headers:
+            raise CredentialRefused("header_duplicate", f"the header {name.strip()} is given twice")
+        headers[name.strip()] = value.strip()
+    return validate(headers) if headers else None
+
+
+async def _run(args: argparse.Namespace, settings: Settings, credentials: Credentials | None) -> ProbeResult:
+    progress = Progress(sys.stderr) if sys.stderr.isatty() else None
+    observer = progress.step if progress is not None else None
+    async with anyio.create_task_group() as group:
+        if progress is not None:
+            group.start_soon(progress.run)
+        try:
+            if args.light:
+                result = await probe(args.url, light=True, settings=settings)
+            else:
+                result = await full_check(args.url, settings=settings, credentials=credentials, observer=observer)
+        finally:
+            group.cancel_scope.cancel()
+    return result
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """The ``check`` subcommand."""
+    overrides: dict[str, object] = {}
+    if args.allow_private:
+        overrides["allow_private"] = True
+    if args.ca_bundle:
+        overrides["ca_bundle"] = args.ca_bundle
+    if args.timeout is not None:
+        overrides["light_probe_timeout_s" if args.light else "probe_timeout_s"] = args.timeout
+    settings = settings_of(overrides)
+    if settings is None:
+        return EXIT_USAGE
+    try:
+        credentials = _credentials(args.header or [])
+    except CredentialRefused as exc:
+        return usage_error(f"{exc.reason}: {exc.message}")
+    if credentials is not None and args.light:
+        return usage_error("--header needs a full check (drop --light)")
+    try:
+        result = anyio.run(_run, args, settings, credentials)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return EXIT_INTERRUPTED
+    except TargetRefused as exc:
+        if args.json:
+            sys.stdout.write(json.dumps({"error": {"reason": exc.reason, "message": exc.message}}) + "\n")
+        sys.stderr.write(f"refused: {exc.reason}: {exc.message}\n")
+        if _looks_local(exc.reason, args.url) and not settings.allow_private:
+            sys.stderr.write("hint: for a server on this machine, add --allow-private (development only)\n")
+        return EXIT_REFUSED
+    except SondeError as exc:
+        sys.stderr.write(f"error: {exc.reason}: {exc.message}\n")
+        return EXIT_INTERNAL
+    if args.json:
+        exclude = None if args.tools else {"tool_definitions"}
+        sys.stdout.write(result.model_dump_json(indent=2, exclude=exclude) + "\n")
+    else:
+        write_summary(result, sys.stdout)
+    return EXIT_CODES[result.status]
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``check``."""
+    check = commands.add_parser(
+        "check",
+        help="probe one MCP endpoint and print the result",
+        epilog=EXIT_HELP,
+        description="Probe one MCP endpoint: handshake, tools/list, the refusal call and every check of the suite.",
+    )
+    check.add_argument("url", help="the MCP endpoint URL (https://host/path)")
+    check.add_argument("--light", action="store_true", help="handshake only, no tools/list and no check suite")
+    check.add_argument("--json", action="store_true", help="print the full result as JSON")
+    check.add_argument("--tools", action="store_true", help="with --json: include the tool definitions")
+    check.add_argument(
+        "--header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="send this header to the probed origin only (a credentialed check; Authorization and up to 8 more)",
+    )
+    check.add_argument("--timeout", type=float, metavar="SECONDS", help="budget of the whole probe (default 15)")
+    check.add_argument(
+        "--allow-private",
+        action="store_true",
+        help="development only: allow http, loopback/private addresses, IP literals and any port",
+    )
+    check.add_argument("--ca-bundle", help="PEM file of extra CAs to trust")
+    check.set_defaults(handler=run_check)

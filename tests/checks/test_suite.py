@@ -1,0 +1,263 @@
+"""The suite against real servers: every check's verdict from what the server really did."""
+
+from __future__ import annotations
+
+import socket
+import time
+from typing import Any
+
+import pytest
+
+from app.checks.model import CheckResult
+from app.checks.run import full_check
+from app.probe import probe
+from app.probe.evidence import REFUSAL_TOOL
+from app.settings import Settings
+from tests.servers.raw import RawServer, Request, send, send_json
+from tests.servers.raw_mcp import MiniMcp
+
+pytestmark = pytest.mark.anyio
+
+
+def states(result: CheckResult) -> dict[str, tuple[str, str | None]]:
+    return {c.id: (c.state, c.reason) for c in result.checks}
+
+
+def evidence(result: CheckResult, check_id: str) -> dict[str, Any]:
+    return next(c.evidence for c in result.checks if c.id == check_id)
+
+
+async def test_modern_sdk_server_verifies_every_check_that_applies(sdk_base: str, dev_settings: Settings) -> None:
+    result = await full_check(f"{sdk_base}/stateless-json/mcp", settings=dev_settings)
+    got = states(result)
+    for check_id in (
+        "reachability",
+        "transport",
+        "protocol_revision",
+        "handshake",
+        "tools_list",
+        "error_taxonomy",
+        "redirect_policy",
+        "tool_description_hygiene",
+        "toolset_fingerprint",
+        "schema_fingerprint",
+        "latency",
+    ):
+        assert got[check_id] == ("verified", None), (check_id, got[check_id])
+    assert got["tls_certificate"] == ("unverified", "not_applicable")  # plain http, development only
+    assert got["auth_metadata"] == ("unverified", "not_applicable")
+    assert evidence(result, "protocol_revision")["path"] == "server/discover"
+    assert evidence(result, "error_taxonomy")["kind"] in ("jsonrpc_error", "tool_error")
+    assert result.toolset_fingerprint is not None and len(result.toolset_fingerprint) == 64
+    assert result.checks[0].id == "reachability" and len(result.checks) == 13
+    assert result.suite.id == "mcp-sonde/checks/v1"
+
+
+@pytest.mark.parametrize(
+    ("mount", "transport", "path"),
+    [
+        ("initialize-only", ("verified", None), "initialize"),
+        ("initialize-only-json", ("verified", None), "initialize"),
+        ("legacy-sse/sse", ("observed_risk", "legacy_http_sse"), "initialize"),
+    ],
+)
+async def test_older_servers(
+    sdk_base: str, dev_settings: Settings, mount: str, transport: tuple[str, str | None], path: str
+) -> None:
+    url = f"{sdk_base}/{mount}" if mount.endswith("sse") else f"{sdk_base}/{mount}/mcp"
+    result = await full_check(url, settings=dev_settings)
+    got = states(result)
+    assert got["transport"] == transport
+    assert got["protocol_revision"][0] == "verified" and evidence(result, "protocol_revision")["path"] == path
+    assert got["error_taxonomy"][0] == "verified"
+
+
+async def test_fingerprints_do_not_depend_on_the_path_or_era(sdk_base: str, dev_settings: Settings) -> None:
+    modern = await full_check(f"{sdk_base}/stateless-json/mcp", settings=dev_settings)
+    legacy = await full_check(f"{sdk_base}/initialize-only/mcp", settings=dev_settings)
+    assert modern.schema_fingerprint == legacy.schema_fingerprint is not None
+    assert modern.toolset_fingerprint == legacy.toolset_fingerprint
+
+
+async def test_a_list_not_read_to_its_end_leaves_its_checks_unverified(sdk_base: str, dev_settings: Settings) -> None:
+    settings = dev_settings.model_copy(update={"tools_max_pages": 2})
+    result = await full_check(f"{sdk_base}/paged/mcp", settings=settings)
+    got = states(result)
+    assert got["tools_list"] == ("unverified", "list_incomplete")
+    assert got["error_taxonomy"] == ("unverified", "list_incomplete")  # the name might be on a page unread
+    assert got["toolset_fingerprint"] == got["schema_fingerprint"] == ("unverified", "list_incomplete")
+    assert result.toolset_fingerprint is None
+
+
+class Refuser(MiniMcp):
+    """MiniMcp whose tools/call answer is scripted."""
+
+    def __init__(self, answer: Any, tools: list[str] | None = None) -> None:
+        super().__init__(tools=tools or ["alpha", "beta"])
+        self.answer = answer
+
+    def __call__(self, request: Request, conn: socket.socket) -> bool | None:
+        if request.message.get("method") == "tools/call":
+            return self.answer(request, conn)  # type: ignore[no-any-return]
+        return super().__call__(request, conn)
+
+
+def _rpc(result: Any = None, error: Any = None) -> Any:
+    def answer(request: Request, conn: socket.socket) -> None:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": request.message["id"]}
+        body |= {"error": error} if error is not None else {"result": result}
+        send_json(conn, 200, body)
+
+    return answer
+
+
+def _status(code: int, body: bytes = b"", headers: dict[str, str] | None = None) -> Any:
+    def answer(request: Request, conn: socket.socket) -> None:
+        send(conn, code, headers or {"content-type": "text/plain"}, body)
+
+    return answer
+
+
+def _hang(request: Request, conn: socket.socket) -> None:
+    time.sleep(3)
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "kind"),
+    [
+        (_rpc(error={"code": -32602, "message": "Unknown tool"}), ("verified", None), "jsonrpc_error"),
+        (_rpc(error={"code": -32601, "message": "no"}), ("verified", None), "jsonrpc_error"),
+        (
+            _rpc({"isError": True, "content": [{"type": "text", "text": "Unknown tool"}]}),
+            ("verified", None),
+            "tool_error",
+        ),
+        (_rpc({"content": [{"type": "text", "text": "done!"}]}), ("observed_risk", "accepted_unknown_tool"), "success"),
+        (_status(500, b"boom"), ("failed", "http_error"), "http_error"),
+        (_status(401, b"", {"www-authenticate": "Bearer"}), ("unverified", "credential_required"), "credential_gate"),
+        (_status(200, b"<html>hi</html>", {"content-type": "text/html"}), ("failed", "malformed"), "malformed"),
+        (_rpc("not an object"), ("failed", "malformed"), "malformed"),
+        (_hang, ("failed", "timeout"), "timeout"),
+    ],
+    ids=["-32602", "-32601", "isError", "success", "500", "late-401", "html", "bad-result", "hang"],
+)
+async def test_refusal_call_outcomes(
+    raw: RawServer, dev_settings: Settings, answer: Any, expected: tuple[str, str | None], kind: str
+) -> None:
+    raw.routes["/mcp"] = Refuser(answer)
+    settings = dev_settings.model_copy(update={"refusal_timeout_s": 1.0})
+    result = await full_check(raw.url("/mcp"), settings=settings)
+    assert states(result)["error_taxonomy"] == expected
+    assert evidence(result, "error_taxonomy")["kind"] == kind
+    assert (result.status, result.reason) == ("ok", "ok")  # the refusal call never decides the status
+    calls = [r.message for r in raw.seen if r.message.get("method") == "tools/call"]
+    assert [c["params"] for c in calls] == [{"name": REFUSAL_TOOL, "arguments": {}}]
+
+
+async def test_refusal_call_is_withheld_when_the_list_names_that_tool(raw: RawServer, dev_settings: Settings) -> None:
+    raw.routes["/mcp"] = Refuser(_rpc({"content": []}), tools=["alpha", REFUSAL_TOOL])
+    result = await full_check(raw.url("/mcp"), settings=dev_settings)
+    assert states(result)["error_taxonomy"] == ("unverified", "withheld")
+    assert evidence(result, "error_taxonomy")["withheld"] == "name_listed"
+    assert not [r for r in raw.seen if r.message.get("method") == "tools/call"]
+
+
+async def test_light_probe_never_calls_a_tool(raw: RawServer, dev_settings: Settings) -> None:
+    raw.routes["/mcp"] = Refuser(_rpc({"content": []}))
+    await probe(raw.url("/mcp"), light=True, settings=dev_settings)
+    assert not [r for r in raw.seen if r.message.get("method") in ("tools/call", "tools/list")]
+
+
+async def test_modern_refusal_call_carries_the_standard_headers(raw: RawServer, dev_settings: Settings) -> None:
+    mini = MiniMcp(discover="modern")
+    raw.routes["/mcp"] = mini
+    await full_check(raw.url("/mcp"), settings=dev_settings)
+    call = next(r for r in raw.seen if r.message.get("method") == "tools/call")
+    assert (call.headers["mcp-method"], call.headers["mcp-name"]) == ("tools/call", REFUSAL_TOOL)
+    assert "_meta" in call.message["params"]
+
+
+async def test_checks_whose_step_did_not_run_are_unverified_never_failed(
+    raw: RawServer, dev_settings: Settings
+) -> None:
+    @raw.route("/mcp")
+    def gone(request: Request, conn: socket.socket) -> None:
+        send(conn, 404, {"content-type": "text/html"}, b"<html>nope</html>")
+
+    result = await full_check(raw.url("/mcp"), settings=dev_settings)
+    got = states(result)
+    assert got["reachability"] == ("verified", None)
+    assert got["handshake"] == ("failed", "http_not_found")
+    for dependent in ("tools_list", "error_taxonomy", "tool_description_hygiene", "toolset_fingerprint", "latency"):
+        assert got[dependent] == ("unverified", "not_reached"), dependent
+
+
+async def test_unreachable_server(dev_settings: Settings) -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    result = await full_check(f"http://127.0.0.1:{port}/mcp", settings=dev_settings)
+    got = states(result)
+    assert got["reachability"] == ("failed", "connection_refused")
+    assert got["transport"] == got["handshake"] == ("unverified", "not_reached")
+    assert got["redirect_policy"] == ("unverified", "not_reached")
+
+
+@pytest.mark.parametrize(
+    ("status", "location", "expected"),
+    [
+        (307, "/mcp/", ("observed_risk", "same_origin_redirect")),
+        (308, "/other", ("observed_risk", "same_origin_redirect")),
+        (302, "/mcp/", ("failed", "method_changing")),
+        (307, "https://elsewhere.example/mcp", ("failed", "cross_origin")),
+        (301, None, ("failed", "location_missing")),
+    ],
+)
+async def test_redirect_policy(
+    raw: RawServer, dev_settings: Settings, status: int, location: str | None, expected: tuple[str, str | None]
+) -> None:
+    @raw.route("/mcp")
+    def moved(request: Request, conn: socket.socket) -> None:
+        send(conn, status, {"location": location} if location else {})
+
+    result = await full_check(raw.url("/mcp"), settings=dev_settings)
+    assert states(result)["redirect_policy"] == expected
+    assert states(result)["reachability"] == ("verified", None)
+
+
+async def test_slow_handshake_is_a_latency_risk(raw: RawServer, dev_settings: Settings) -> None:
+    mini = MiniMcp()
+
+    @raw.route("/mcp")
+    def slow(request: Request, conn: socket.socket) -> bool | None:
+        if request.message.get("method") == "initialize":
+            time.sleep(2.2)
+        return mini(request, conn)
+
+    result = await full_check(raw.url("/mcp"), settings=dev_settings)
+    assert states(result)["latency"] == ("observed_risk", "slow_handshake")
+
+
+async def test_tool_definitions_are_cleaned(raw: RawServer, dev_settings: Settings) -> None:
+    class Dirty(MiniMcp):
+        def _result(self, method: object) -> dict[str, Any]:
+            if method == "tools/list":
+                tool = {
+                    "name": "evil\u202e",
+                    "description": "x\u200b" * 5000,
+                    "inputSchema": {"type": "object", "properties": {"a\u0000": {"type": "string"}}},
+                    "_meta": {"secret": "kept out"},
+                }
+                return {"tools": [tool]}
+            return super()._result(method)
+
+    raw.routes["/mcp"] = Dirty()
+    result = await full_check(raw.url("/mcp"), settings=dev_settings)
+    assert result.tool_definitions is not None
+    definition = result.tool_definitions[0].model_dump()
+    assert definition["name"] == "evil" and "\u200b" not in (definition["description"] or "")
+    assert len(definition["description"] or "") <= 4096
+    assert definition["inputSchema"] == {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert "_meta" not in definition
+    assert states(result)["tool_description_hygiene"][0] == "observed_risk"  # judged on the raw text

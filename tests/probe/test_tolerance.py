@@ -1,0 +1,189 @@
+"""Regression tests: deviations a tolerant client reads past must not turn a working server into a failure."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from typing import Any
+
+import pytest
+
+from app.probe import probe
+from app.probe.runner import observe
+from app.settings import Settings
+from tests.servers.raw import RawServer, Request, send, send_json
+from tests.servers.raw_mcp import MiniMcp
+
+pytestmark = pytest.mark.anyio
+
+
+class Scripted(MiniMcp):
+    """MiniMcp whose answers per method can be replaced: ``answers[method] = result or callable``."""
+
+    def __init__(self, answers: dict[str, Any], **knobs: Any) -> None:
+        super().__init__(**knobs)
+        self.answers = answers
+
+    def _result(self, method: object) -> dict[str, Any]:
+        if isinstance(method, str) and method in self.answers:
+            answer = self.answers[method]
+            return answer() if callable(answer) else answer  # type: ignore[no-any-return]
+        return super()._result(method)
+
+
+def _tool(name: str) -> dict[str, Any]:
+    return {"name": name, "inputSchema": {"type": "object"}}
+
+
+async def test_tools_list_result_as_bare_array_counts_the_tools(raw: RawServer, dev_settings: Settings) -> None:
+    raw.routes["/mcp"] = Scripted({"tools/list": [_tool("a"), _tool("b")]})  # type: ignore[dict-item]
+    observation = await observe(raw.url("/mcp"), settings=dev_settings)
+    result = observation.result
+    assert (result.status, result.tools and result.tools.count) == ("ok", 2)
+    assert "result_bare_array" in observation.evidence.list_problems and "result_bare_array" in result.warnings
+
+
+async def test_tools_as_an_object_of_tools_counts_the_tools(raw: RawServer, dev_settings: Settings) -> None:
+    raw.routes["/mcp"] = Scripted({"tools/list": {"tools": {"a": {"inputSchema": {}}, "b": _tool("b")}}})
+    observation = await observe(raw.url("/mcp"), settings=dev_settings)
+    assert observation.result.tools is not None and observation.result.tools.names == ["a", "b"]
+    assert observation.evidence.list_problems == ["tools_as_object"]
+
+
+async def test_entries_that_are_not_objects_are_counted_invalid(raw: RawServer, dev_settings: Settings) -> None:
+    tools = ["a", None, 7, {"title": "no name"}, {"name": ""}, _tool("real")]
+    raw.routes["/mcp"] = Scripted({"tools/list": {"tools": tools}})
+    observation = await observe(raw.url("/mcp"), settings=dev_settings)
+    info = observation.result.tools
+    assert info is not None and (info.count, info.invalid_entries, info.names) == (1, 5, ["real"])
+    assert observation.evidence.list_problems == ["entry_not_object", "entry_without_name"]
+    assert observation.result.status == "ok"
+
+
+async def test_pages_that_repeat_tools_count_each_tool_once(raw: RawServer, dev_settings: Settings) -> None:
+    pages = iter(
+        [
+            {"tools": [_tool("a"), _tool("b"), _tool("a")], "nextCursor": "2"},
+            {"tools": [_tool("b"), _tool("c")]},
+        ]
+    )
+    raw.routes["/mcp"] = Scripted({"tools/list": lambda: next(pages)})
+    observation = await observe(raw.url("/mcp"), settings=dev_settings)
+    info = observation.result.tools
+    assert info is not None and (info.count, info.names, info.duplicate_entries) == (3, ["a", "b", "c"], 2)
+    assert [t["name"] for t in observation.evidence.tool_entries] == ["a", "b", "c"]
+    assert observation.evidence.list_complete
+
+
+@pytest.mark.parametrize("spelling", ["string", "float"])
+async def test_response_id_spelled_as_another_json_type_is_accepted(
+    raw: RawServer, dev_settings: Settings, spelling: str
+) -> None:
+    @raw.route("/mcp")
+    def answer(request: Request, conn: socket.socket) -> None:
+        message = request.message
+        if "id" not in message:
+            send(conn, 202)
+            return
+        result = MiniMcp()._result(message.get("method"))
+        wire_id: object = str(message["id"]) if spelling == "string" else float(message["id"])
+        send_json(conn, 200, {"jsonrpc": "2.0", "id": wire_id, "result": result})
+
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert (result.status, result.tools and result.tools.count) == ("ok", 2)
+    assert "response_id_type_changed" in result.warnings
+
+
+@pytest.mark.parametrize(
+    ("initialize", "warning"),
+    [
+        ({"capabilities": {}, "serverInfo": {"name": "x", "version": "1"}}, "protocol_version_missing"),
+        ({"protocolVersion": 20251125, "capabilities": {}}, "protocol_version_missing"),
+        ({"protocolVersion": "2025-11-25", "serverInfo": "x", "capabilities": {}}, "server_info_invalid"),
+        ({"protocolVersion": "2025-11-25", "capabilities": ["tools"]}, "capabilities_invalid"),
+        ({}, "protocol_version_missing"),
+    ],
+)
+async def test_initialize_result_with_missing_or_mistyped_fields_is_a_working_server(
+    raw: RawServer, dev_settings: Settings, initialize: dict[str, Any], warning: str
+) -> None:
+    raw.routes["/mcp"] = Scripted({"initialize": initialize})
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert (result.status, result.era, result.tools and result.tools.count) == ("ok", "legacy", 2)
+    assert warning in result.warnings
+
+
+async def test_initialize_result_that_is_not_an_object_is_invalid_result(
+    raw: RawServer, dev_settings: Settings
+) -> None:
+    raw.routes["/mcp"] = Scripted({"initialize": ["2025-11-25"]})  # type: ignore[dict-item]
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert (result.status, result.reason, result.failed_step) == ("server_error", "invalid_result", "initialize")
+
+
+async def test_body_shorter_than_its_content_length_with_the_whole_response_is_read(
+    raw: RawServer, dev_settings: Settings
+) -> None:
+    @raw.route("/mcp")
+    def short(request: Request, conn: socket.socket) -> bool | None:
+        message = request.message
+        if "id" not in message:
+            send(conn, 202)
+            return None
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": MiniMcp()._result(message["method"])})
+        head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body) + 40}\r\n\r\n"
+        conn.sendall(head.encode() + body.encode())
+        return True  # close: the body ends 40 bytes early
+
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert (result.status, result.tools and result.tools.count) == ("ok", 2)
+    assert "reply_incomplete" in result.warnings
+
+
+async def test_body_that_breaks_off_is_the_servers_fault_not_unreachable(
+    raw: RawServer, dev_settings: Settings
+) -> None:
+    @raw.route("/mcp")
+    def broken(request: Request, conn: socket.socket) -> bool:
+        head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+        conn.sendall(head.encode() + b'20\r\n{"jsonrpc":"2.0","id":1,"result":')
+        return True
+
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert (result.status, result.reason) == ("server_error", "reply_incomplete")
+
+
+async def test_budget_is_shared_by_the_whole_probe_not_cut_per_exchange(raw: RawServer) -> None:
+    # A server that takes longer than the old per-exchange cap (8 s, scaled down here) to answer initialize.
+    slow = MiniMcp()
+
+    @raw.route("/mcp")
+    def slow_initialize(request: Request, conn: socket.socket) -> bool | None:
+        if request.message.get("method") == "initialize":
+            time.sleep(2.5)
+        return slow(request, conn)
+
+    settings = Settings(allow_private=True, probe_timeout_s=6.0, session_end_timeout_s=0.5)
+    assert settings.step_timeout_s >= settings.probe_timeout_s  # by default an exchange may use the whole budget
+    result = await probe(raw.url("/mcp"), settings=settings)
+    assert (result.status, result.tools and result.tools.count) == ("ok", 2)
+    assert result.latency_ms is not None and result.latency_ms >= 2500
+
+
+async def test_budget_running_out_during_tools_list_keeps_what_the_handshake_found(raw: RawServer) -> None:
+    mini = MiniMcp()
+
+    @raw.route("/mcp")
+    def slow_list(request: Request, conn: socket.socket) -> bool | None:
+        if request.message.get("method") == "tools/list":
+            time.sleep(3)
+        return mini(request, conn)
+
+    settings = Settings(allow_private=True, probe_timeout_s=2.0, session_end_timeout_s=0.5)
+    observation = await observe(raw.url("/mcp"), settings=settings)
+    result = observation.result
+    assert (result.status, result.reason, result.failed_step) == ("timeout", "probe_deadline", "tools/list")
+    assert result.server is not None and result.server.name == "mini"
+    assert (result.era, result.transport, result.protocol_version) == ("legacy", "streamable_http", "2025-11-25")
+    assert observation.evidence.answered and observation.evidence.handshake == "initialize"

@@ -1,0 +1,167 @@
+"""Credentialed checks: the owner's headers reach the probed origin only, and their values nowhere else.
+
+A canary value is sent as the credential and searched for in everything the service writes:
+the answer, every log record, the metrics, the store (embedded and Redis), the badge path.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import logging
+import socket
+import subprocess
+import sys
+import uuid
+from typing import Any
+
+import httpx2
+import pytest
+import redis
+
+from tests.servers.raw import RawServer, Request, send, send_json
+from tests.servers.raw_mcp import MiniMcp
+from tests.servers.redis_server import shared_redis_url
+from tests.service.conftest import Service, reason_of
+
+CANARY = "Bearer canary-7f3a9c1e5d2b4068a1f0"
+SECRET_PART = "canary-7f3a9c1e5d2b4068a1f0"
+FREE = {"X-Free-Pool": "1"}
+
+
+class Gated(MiniMcp):
+    """An MCP server behind a bearer token, publishing protected resource metadata."""
+
+    def __call__(self, request: Request, conn: socket.socket) -> bool | None:
+        if request.headers.get("authorization") != CANARY:
+            challenge = 'Bearer resource_metadata="/.well-known/oauth-protected-resource/mcp"'
+            send(conn, 401, {"www-authenticate": challenge})
+            return None
+        return super().__call__(request, conn)
+
+
+@pytest.fixture
+def gated(raw: RawServer) -> RawServer:
+    raw.routes["/mcp"] = Gated(tools=["alpha", "beta", "gamma"])
+
+    @raw.route("/.well-known/oauth-protected-resource/mcp")
+    def metadata(request: Request, conn: socket.socket) -> None:
+        send_json(conn, 200, {"resource": raw.url("/mcp"), "authorization_servers": [raw.url("/as")]})
+
+    return raw
+
+
+def check(base: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> httpx2.Response:
+    return httpx2.post(f"{base}/v1/mcp/check", json=body, headers=headers or FREE, timeout=30)
+
+
+def test_credentialed_check_reaches_the_server_behind_its_sign_in(
+    service: Service, gated: RawServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with service() as base:
+        anonymous = check(base, {"url": gated.url("/mcp")})
+        signed = check(base, {"url": gated.url("/mcp"), "headers": {"Authorization": CANARY, "X-Tenant": "t1"}})
+        metrics = httpx2.get(f"{base}/metrics", timeout=10).text
+    assert anonymous.json()["status"] == "auth" and anonymous.json()["credentialed"] is False
+    result = signed.json()
+    assert (result["status"], result["tools"]["count"], result["credentialed"]) == ("ok", 3, True)
+    assert result["credential_headers"] == ["Authorization", "X-Tenant"]
+    # the headers went to the probed URL on every request of the signed check, never to metadata URLs
+    to_mcp = [r for r in gated.seen if r.path == "/mcp" and r.headers.get("authorization") == CANARY]
+    assert {r.message.get("method") for r in to_mcp} >= {"initialize", "tools/list", "tools/call"}
+    assert all("authorization" not in r.headers for r in gated.seen if r.path.startswith("/.well-known"))
+    # the value appears nowhere the service writes
+    assert SECRET_PART not in signed.text and SECRET_PART not in anonymous.text
+    assert SECRET_PART not in metrics
+    logged = "\n".join(f"{r.name} {r.getMessage()} {r.exc_text or ''} {r.args!r}" for r in caplog.records)
+    assert SECRET_PART not in logged
+
+
+def test_credentialed_check_shares_no_probe_and_feeds_no_badge(service: Service, gated: RawServer) -> None:
+    url = gated.url("/mcp")
+    with service() as base:
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            bodies = [{"url": url}, {"url": url, "headers": {"Authorization": CANARY}}] * 2
+            answers = list(pool.map(lambda body: check(base, body), bodies))
+        badge = httpx2.get(f"{base}/badge/mcp.json", params={"url": url}, timeout=30)
+    anonymous = [a.json() for a, b in zip(answers, bodies, strict=True) if "headers" not in b]
+    signed = [a.json() for a, b in zip(answers, bodies, strict=True) if "headers" in b]
+    assert {a["status"] for a in anonymous} == {"auth"} and {s["status"] for s in signed} == {"ok"}
+    # each credentialed check ran its own handshake
+    signed_handshakes = [
+        r for r in gated.seen if r.message.get("method") == "initialize" and r.headers.get("authorization") == CANARY
+    ]
+    assert len(signed_handshakes) == 2
+    assert badge.json()["message"] == "auth required"  # the badge probed anonymously
+
+
+def test_credentialed_values_are_never_stored_in_redis(service: Service, gated: RawServer) -> None:
+    redis_url, namespace = shared_redis_url(), f"test-{uuid.uuid4().hex[:12]}:"
+    with service(redis_url=redis_url, redis_namespace=namespace) as base:
+        result = check(base, {"url": gated.url("/mcp"), "headers": {"Authorization": CANARY}})
+        assert result.json()["status"] == "ok"
+        client = redis.Redis.from_url(redis_url)
+        keys = list(client.scan_iter(f"{namespace}*"))
+        assert keys, "the check left its counters in Redis"
+        for name in keys:
+            kind = client.type(name)
+            dumped = client.dump(name) or b""
+            assert SECRET_PART.encode() not in name + dumped, (name, kind)
+        assert not [k for k in keys if b"flight" in k and b"result" in k]  # nothing published for others
+
+
+@pytest.mark.parametrize(
+    ("headers", "reason"),
+    [
+        ({"Authorization": "Bearer x\r\nX-Injected: 1" + SECRET_PART}, "header_value_invalid"),
+        ({"Authorization": SECRET_PART + "\u00e9"}, "header_value_invalid"),
+        ({"Host": SECRET_PART}, "header_not_allowed"),
+        ({"Mcp-Session-Id": SECRET_PART}, "header_not_allowed"),
+        ({"Bad Name": SECRET_PART}, "header_name_invalid"),
+        ({"authorization": "a", "Authorization": SECRET_PART}, "header_duplicate"),
+        ({f"X-H{i}": SECRET_PART for i in range(9)}, "too_many_headers"),
+    ],
+)
+def test_refused_credentials_are_422_and_never_echoed(
+    service: Service, gated: RawServer, headers: dict[str, str], reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with service(free_pool_per_ip=3) as base:
+        response = check(base, {"url": gated.url("/mcp"), "headers": headers})
+        after = check(base, {"url": gated.url("/mcp")})
+    assert (response.status_code, reason_of(response)) == (422, reason)
+    assert SECRET_PART not in response.text
+    assert SECRET_PART not in "\n".join(r.getMessage() for r in caplog.records)
+    assert after.headers["x-free-pool-remaining"] == "2"  # the refused request drew nothing
+    assert not [r for r in gated.seen if SECRET_PART in json.dumps(r.headers)]
+
+
+def test_too_many_headers_by_schema_and_non_string_values_are_invalid_body(service: Service, gated: RawServer) -> None:
+    with service() as base:
+        many = check(base, {"url": gated.url("/mcp"), "headers": {f"X-{i}": "v" for i in range(12)}})
+        typed = check(base, {"url": gated.url("/mcp"), "headers": {"Authorization": 7}})
+    assert (many.status_code, reason_of(many)) == (422, "invalid_body")
+    assert (typed.status_code, reason_of(typed)) == (422, "invalid_body")
+
+
+def test_cli_header_is_sent_and_never_printed(gated: RawServer) -> None:
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "check",
+            gated.url("/mcp"),
+            "--allow-private",
+            "--header",
+            f"Authorization: {CANARY}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "credentialed with Authorization" in completed.stdout
+    assert SECRET_PART not in completed.stdout + completed.stderr
