@@ -46,14 +46,14 @@ class Facts:
         return self.evidence.handshake is not None
 
 
-def verdict(spec: CheckSpec, state: str, reason: str | None = None, **evidence: Any) -> CheckVerdict:
+def verdict(spec: CheckSpec, state: str, reason: str | None = None, /, **evidence: Any) -> CheckVerdict:
     """A verdict for ``spec`` (validated against the catalogue)."""
     return CheckVerdict.model_validate(
         {"id": spec.id, "state": state, "reason": reason, "evidence": {k: v for k, v in evidence.items()}}
     )
 
 
-def blocked(facts: Facts, spec: CheckSpec, **evidence: Any) -> CheckVerdict:
+def blocked(facts: Facts, spec: CheckSpec, /, **evidence: Any) -> CheckVerdict:
     """The ``unverified`` verdict of a check whose step did not run."""
     if facts.gated:
         return verdict(spec, "unverified", "credential_required", **evidence)

@@ -18,13 +18,18 @@ The answer never changes the probe's status or reason: it is evidence for the
 
 from __future__ import annotations
 
-from app.probe.classify import classify_reply
+import time
+
+import httpx2
+
+from app.probe.classify import classify_exception, classify_reply
 from app.probe.evidence import REFUSAL_TOOL, Refusal, RefusalWithheld
 from app.probe.exchange import Reply
 from app.probe.findings import Findings
-from app.probe.jsonrpc import error_of
+from app.probe.jsonrpc import error_of, tools_call_request
 from app.probe.reasons import status_of
 from app.probe.text import clean_text
+from app.probe.tools import Conversing
 
 
 def withheld(findings: Findings) -> RefusalWithheld | None:
@@ -79,3 +84,33 @@ def _first_text(content: object) -> str | None:
             if isinstance(item, dict) and item.get("type") == "text":
                 return clean_text(item.get("text"), 200)
     return None
+
+
+async def refuse(conversation: Conversing, *, modern: bool) -> None:
+    """Make the refusal call unless it is withheld; never records a failure (see the module docs)."""
+    reason = withheld(conversation.findings)
+    if reason is not None:
+        conversation.findings.evidence.refusal = Refusal(withheld=reason)
+        return
+    conversation.findings.step("tools/call")
+    remaining = conversation.deadline - time.monotonic()
+    timeout = min(conversation.refusal_timeout_s, remaining)
+    if timeout <= 0:
+        conversation.findings.evidence.refusal = Refusal(kind="timeout", budget_limited=True)
+        return
+    request = tools_call_request(
+        conversation.next_id(), REFUSAL_TOOL, {}, modern_client_info=conversation.client_info if modern else None
+    )
+    headers = conversation.headers_for("tools/call", REFUSAL_TOOL) if modern else conversation.headers_for()
+    started = time.monotonic()
+    try:
+        reply = await conversation.exchange(request, headers, timeout, expect=True)
+        refusal = refusal_of(reply)
+    except TimeoutError:
+        refusal = Refusal(kind="timeout", budget_limited=timeout < conversation.refusal_timeout_s)
+    except httpx2.HTTPError as exc:
+        refusal = Refusal(kind="transport_error", detail=classify_exception(exc).reason)
+    elapsed = round((time.monotonic() - started) * 1000, 1)
+    refusal.elapsed_ms = elapsed
+    conversation.findings.timings.tools_call_ms = elapsed
+    conversation.findings.evidence.refusal = refusal

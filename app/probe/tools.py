@@ -23,11 +23,37 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+import time
+from typing import Any, Protocol
 
+from app.probe.classify import Verdict, classify_reply
+from app.probe.exchange import Reply
 from app.probe.findings import Findings
+from app.probe.jsonrpc import JsonObject, error_of, tools_list_request
 from app.probe.result import ToolsInfo
 from app.probe.text import clean_text
+
+
+class Conversing(Protocol):
+    """What the tool steps need of a conversation (:class:`app.probe.streamable.Conversation`)."""
+
+    findings: Findings
+    client_info: JsonObject
+    max_pages: int
+    deadline: float
+    refusal_timeout_s: float
+
+    def next_id(self) -> int: ...
+    def headers_for(self, method: str | None = None, name: str | None = None) -> dict[str, str]: ...
+    def fail(self, step: str, verdict: Verdict, reply: Reply) -> None: ...
+    async def send(self, step: str, body: JsonObject, headers: dict[str, str], *, expect: bool = True) -> Reply:
+        """Send one message; a transport failure is recorded and stops the conversation."""
+        ...
+
+    async def exchange(self, body: JsonObject, headers: dict[str, str], budget_s: float, *, expect: bool) -> Reply:
+        """Send one message; transport failures and timeouts are raised."""
+        ...
+
 
 MAX_TOOL_NAMES = 100
 #: Most tool objects kept as evidence per probe (a page is capped in bytes already).
@@ -123,3 +149,49 @@ def salvage_page(partial: bytes, tools: ToolsInfo, findings: Findings) -> None:
             break
         entries.append(entry)
     read_page({"tools": entries}, tools, findings)
+
+
+async def list_tools(conversation: Conversing, *, modern: bool) -> None:
+    """Read ``tools/list`` page by page (see the module docs); failures are recorded, never raised."""
+    step = "tools/list"
+    tools = ToolsInfo()
+    conversation.findings.tools = tools
+    cursor: str | None = None
+    seen: set[str] = set()
+    started = time.monotonic()
+    try:
+        while tools.pages_read < conversation.max_pages:
+            request = tools_list_request(
+                conversation.next_id(), cursor, modern_client_info=conversation.client_info if modern else None
+            )
+            reply = await conversation.send(step, request, conversation.headers_for(step if modern else None))
+            verdict = classify_reply(reply)
+            if verdict is not None and verdict.reason == "reply_too_large":
+                salvage_page(reply.partial, tools, conversation.findings)
+                tools.pages_read += 1
+                return
+            if verdict is not None:
+                conversation.fail(step, verdict, reply)
+                return
+            assert reply.response is not None
+            error = error_of(reply.response)
+            if error is not None:
+                code = error.get("code")
+                tools.error_code = code if isinstance(code, int) and not isinstance(code, bool) else None
+                conversation.findings.warn("tools_list_error")
+                conversation.findings.evidence.problem("error_answer")
+                return
+            cursor = read_page(reply.response.get("result"), tools, conversation.findings)
+            tools.pages_read += 1
+            if cursor is None:
+                conversation.findings.evidence.list_complete = True
+                return
+            if cursor in seen:
+                tools.cursor_repeated = True
+                conversation.findings.warn("cursor_repeated")
+                conversation.findings.evidence.problem("cursor_repeated")
+                return
+            seen.add(cursor)
+        tools.more_pages = True
+    finally:
+        conversation.findings.timings.tools_list_ms = round((time.monotonic() - started) * 1000, 1)

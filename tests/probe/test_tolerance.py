@@ -37,7 +37,7 @@ def _tool(name: str) -> dict[str, Any]:
 
 
 async def test_tools_list_result_as_bare_array_counts_the_tools(raw: RawServer, dev_settings: Settings) -> None:
-    raw.routes["/mcp"] = Scripted({"tools/list": [_tool("a"), _tool("b")]})  # type: ignore[dict-item]
+    raw.routes["/mcp"] = Scripted({"tools/list": [_tool("a"), _tool("b")]})
     observation = await observe(raw.url("/mcp"), settings=dev_settings)
     result = observation.result
     assert (result.status, result.tools and result.tools.count) == ("ok", 2)
@@ -117,7 +117,7 @@ async def test_initialize_result_with_missing_or_mistyped_fields_is_a_working_se
 async def test_initialize_result_that_is_not_an_object_is_invalid_result(
     raw: RawServer, dev_settings: Settings
 ) -> None:
-    raw.routes["/mcp"] = Scripted({"initialize": ["2025-11-25"]})  # type: ignore[dict-item]
+    raw.routes["/mcp"] = Scripted({"initialize": ["2025-11-25"]})
     result = await probe(raw.url("/mcp"), settings=dev_settings)
     assert (result.status, result.reason, result.failed_step) == ("server_error", "invalid_result", "initialize")
 
