@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pty
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import trustme
 
-from app.cli import EXIT_CODES, EXIT_REFUSED, EXIT_USAGE
+from app.cli import EXIT_CODES, EXIT_INTERRUPTED, EXIT_REFUSED, EXIT_USAGE
 from tests.servers.network import server_context
 from tests.servers.raw import RawServer, Request, send, send_json
 from tests.servers.raw_mcp import MiniMcp
@@ -131,3 +135,83 @@ def test_summary_shows_tls_facts(tmp_path: Path) -> None:
     assert "tls        verified, expires" in verified.stdout and "names      localhost" in verified.stdout
     assert untrusted.returncode == EXIT_CODES["tls"]
     assert "tls        NOT verified" in untrusted.stdout
+
+
+def test_help_lists_the_exit_codes() -> None:
+    completed = run_cli("check", "--help")
+    text = " ".join(completed.stdout.split())
+    assert completed.returncode == 0
+    for status, code in EXIT_CODES.items():
+        assert f"{code} {status}" in text
+    assert "130 interrupted" in text and "3 the URL was refused" in text
+
+
+def _hanging(raw: RawServer) -> None:
+    @raw.route("/mcp")
+    def hang(request: Request, conn: socket.socket) -> None:
+        time.sleep(20)
+
+
+def test_ctrl_c_ends_cleanly_with_130(raw: RawServer) -> None:
+    _hanging(raw)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "check", raw.url("/mcp"), "--allow-private"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while not raw.seen and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _out, err = process.communicate(timeout=20)
+    assert process.returncode == EXIT_INTERRUPTED, err
+    assert "Traceback" not in err and "interrupted" in err
+
+
+def test_timeout_flag_bounds_the_probe(raw: RawServer) -> None:
+    _hanging(raw)
+    started = time.monotonic()
+    completed = run_cli("check", raw.url("/mcp"), "--allow-private", "--timeout", "1.5", "--json")
+    assert time.monotonic() - started < 8
+    assert completed.returncode == EXIT_CODES["timeout"], completed.stderr
+    assert json.loads(completed.stdout)["timings"]["total_ms"] < 2000
+    assert run_cli("check", raw.url("/mcp"), "--timeout", "-1").returncode == EXIT_USAGE
+
+
+def test_progress_shows_on_a_terminal_only(sdk_base: str) -> None:
+    url = f"{sdk_base}/stateless-json/mcp"
+    piped = run_cli("check", url, "--allow-private")
+    assert "\x1b[K" not in piped.stderr
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "check", url, "--allow-private"],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        text=True,
+    )
+    os.close(follower)
+    out, _ = process.communicate(timeout=60)
+    seen = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(leader, 65536):
+            seen += chunk
+    os.close(leader)
+    assert process.returncode == 0
+    assert b"\x1b[K" in seen and b" s" in seen  # redrawn in place: the step and the seconds
+    assert "\x1b" not in out  # the result on stdout stays clean
+
+
+def test_tools_flag_adds_the_definitions(sdk_base: str) -> None:
+    url = f"{sdk_base}/stateless-json/mcp"
+    plain = json.loads(run_cli("check", url, "--allow-private", "--json").stdout)
+    full = json.loads(run_cli("check", url, "--allow-private", "--json", "--tools").stdout)
+    assert "tool_definitions" not in plain
+    assert [t["name"] for t in full["tool_definitions"]] == ["add", "echo", "now"]
+    assert full["tool_definitions"][0]["inputSchema"]["type"] == "object"
+
+
+def test_summary_lists_every_check(sdk_base: str) -> None:
+    completed = run_cli("check", f"{sdk_base}/stateless-json/mcp", "--allow-private")
+    assert "  checks" in completed.stdout
+    assert "ok   error_taxonomy" in completed.stdout and "--   tls_certificate (not_applicable)" in completed.stdout

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -94,18 +95,32 @@ def _credentials(pairs: list[str]) -> Credentials | None:
 
 async def _run(args: argparse.Namespace, settings: Settings, credentials: Credentials | None) -> ProbeResult:
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
-    observer = progress.step if progress is not None else None
+    if progress is None:
+        return await _probe(args, settings, credentials, None)
+    outcome: ProbeResult | SondeError | None = None
     async with anyio.create_task_group() as group:
-        if progress is not None:
-            group.start_soon(progress.run)
+        group.start_soon(progress.run)
         try:
-            if args.light:
-                result = await probe(args.url, light=True, settings=settings)
-            else:
-                result = await full_check(args.url, settings=settings, credentials=credentials, observer=observer)
+            outcome = await _probe(args, settings, credentials, progress.step)
+        except SondeError as exc:  # raised after the progress line is gone, not inside a group
+            outcome = exc
         finally:
             group.cancel_scope.cancel()
-    return result
+    if isinstance(outcome, SondeError):
+        raise outcome
+    assert outcome is not None
+    return outcome
+
+
+async def _probe(
+    args: argparse.Namespace,
+    settings: Settings,
+    credentials: Credentials | None,
+    observer: Callable[[str], None] | None,
+) -> ProbeResult:
+    if args.light:
+        return await probe(args.url, light=True, settings=settings)
+    return await full_check(args.url, settings=settings, credentials=credentials, observer=observer)
 
 
 def run_check(args: argparse.Namespace) -> int:
