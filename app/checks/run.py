@@ -27,6 +27,7 @@ async def full_check(
     resolved: ResolvedTarget | None = None,
     credentials: Credentials | None = None,
     observer: Callable[[str], None] | None = None,
+    include_tools: bool = False,
 ) -> CheckResult:
     """Probe ``url`` in full and judge every check of the catalogue.
 
@@ -44,7 +45,8 @@ async def full_check(
         observer=observer,
     )
     try:
-        return full_result(observation, credential_headers=credentials.names() if credentials is not None else ())
+        names = credentials.names() if credentials is not None else ()
+        return full_result(observation, credential_headers=names, include_tools=include_tools)
     except Exception as exc:
         logger.exception("the check suite failed internally")
         raise ProbeFailed("probe_internal_error", "the check suite failed through a fault of its own") from exc

@@ -67,14 +67,25 @@ def judge(facts: Facts) -> list[CheckVerdict]:
     return [JUDGES[check_id](facts, spec) for check_id, spec in specs.items()]
 
 
-def full_result(observation: Observation, *, credential_headers: Sequence[str] = ()) -> CheckResult:
-    """The full check result of an observation (``credential_headers``: names only)."""
+def full_result(
+    observation: Observation, *, credential_headers: Sequence[str] = (), include_tools: bool = False
+) -> CheckResult:
+    """The full check result of an observation.
+
+    Args:
+        observation: the probe's result and evidence.
+        credential_headers: the names (only) of a credentialed check's headers.
+        include_tools: add the cleaned tool definitions.
+
+    Every part is already validated (the probe's result, each verdict against the catalogue),
+    so the result is assembled without validating it all again.
+    """
     facts = derive(observation)
     names = [entry["name"] for entry in observation.evidence.tool_entries]
     category = categorise(names)
-    document = observation.result.model_dump()
-    return CheckResult(
-        **document,
+    fields = {name: getattr(observation.result, name) for name in type(observation.result).model_fields}
+    return CheckResult.model_construct(
+        **fields,
         checks=judge(facts),
         suite=SuiteInfo(id=catalogue().suite_id, catalogue_sha256=catalogue().sha256),
         toolset_fingerprint=facts.toolset_fingerprint,
@@ -86,5 +97,5 @@ def full_result(observation: Observation, *, credential_headers: Sequence[str] =
         else None,
         credentialed=bool(credential_headers),
         credential_headers=list(credential_headers),
-        tool_definitions=definitions(observation.evidence.tool_entries),
+        tool_definitions=definitions(observation.evidence.tool_entries) if include_tools else None,
     )

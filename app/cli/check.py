@@ -120,7 +120,9 @@ async def _probe(
 ) -> ProbeResult:
     if args.light:
         return await probe(args.url, light=True, settings=settings)
-    return await full_check(args.url, settings=settings, credentials=credentials, observer=observer)
+    return await full_check(
+        args.url, settings=settings, credentials=credentials, observer=observer, include_tools=args.tools
+    )
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -237,15 +237,19 @@ class Exchanger:
             httpx2.HTTPError: the transport failed (connect, TLS, protocol, read).
         """
         started = time.perf_counter()
-        deadline = time.monotonic() + timeout_s
         content = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
-        with anyio.fail_after(timeout_s):
+        reading: _Reading | None = None
+        # One cancel scope bounds headers and body together (the cheapest bound anyio offers).
+        with anyio.CancelScope(deadline=anyio.current_time() + timeout_s) as scope:
             response = await self._send_with_retry(method, url, headers, content, read_timeout_s=self._read_timeout_s)
-        try:
-            reply = await self._read(response, expect_id, deadline)
-        finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+            try:
+                reading = self._start(response, expect_id)
+                await self._consume(response, reading)
+            finally:
                 await response.aclose()
+        if reading is None:
+            raise TimeoutError("no response headers in time")
+        reply = reading.done(cut_short=scope.cancelled_caught)
         reply.elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
         return reply
 
@@ -292,46 +296,61 @@ class Exchanger:
             self.peer_certificate = ssl_object.getpeercert() or None
             self.peer_certificate_der = ssl_object.getpeercert(binary_form=True)
 
-    async def _read(self, response: httpx2.Response, expect_id: int | None, deadline: float) -> Reply:
-        """Read the body until our response, the cap, the end, or ``deadline``.
-
-        Raises:
-            TimeoutError: the deadline passed and what arrived holds no response of ours.
-        """
+    def _start(self, response: httpx2.Response, expect_id: int | None) -> _Reading:
         reply = Reply(status=response.status_code, headers=response.headers)
         reply.declared_kind = kind_from_header(response.headers.get("content-type"))
         try:
             decoder = CappedDecoder(response.headers.get("content-encoding", ""), self.cap)
         except UnsupportedEncoding:
             reply.unsupported_encoding = True
-            return reply
-        reader = _Reader(reply, expect_id)
-        stopped_early = False
-        with anyio.move_on_after(max(0.0, deadline - time.monotonic())) as scope:
-            try:
-                stopped_early = await self._consume(response, decoder, reader)
-            except UnsupportedEncoding:
-                reply.unsupported_encoding = True
-                stopped_early = True
-            except (httpx2.RemoteProtocolError, httpx2.ReadError):
-                reply.body_incomplete = True  # the body broke off after the headers
-        if scope.cancelled_caught:
+            return _Reading(_Reader(reply, expect_id), None, stopped=True)
+        return _Reading(_Reader(reply, expect_id), decoder)
+
+    @staticmethod
+    async def _consume(response: httpx2.Response, reading: _Reading) -> None:
+        """Feed the body to the reader until our response, the cap or the end."""
+        decoder, reader = reading.decoder, reading.reader
+        if decoder is None:
+            return
+        try:
+            async for raw in response.aiter_raw():
+                data = decoder.decode(raw)
+                if decoder.truncated:
+                    reader.reply.truncated = True
+                if data and reader.feed(data):
+                    reading.stopped = True
+                    break
+                if reader.reply.truncated:
+                    break
+        except UnsupportedEncoding:
+            reader.reply.unsupported_encoding = True
+            reading.stopped = True
+        except (httpx2.RemoteProtocolError, httpx2.ReadError):
+            reader.reply.body_incomplete = True  # the body broke off after the headers
+        reading.ended = True
+
+
+@dataclass
+class _Reading:
+    """One body being read: the reader, its decoder, and how reading ended."""
+
+    reader: _Reader
+    decoder: CappedDecoder | None
+    stopped: bool = False  # stopped at our response (or at a body that cannot be decoded)
+    ended: bool = False  # the body was read as far as it goes
+
+    def done(self, *, cut_short: bool) -> Reply:
+        """The reply; ``cut_short`` when the deadline passed.
+
+        Raises:
+            TimeoutError: the deadline cut the body and what arrived holds no response of ours.
+        """
+        reply = self.reader.reply
+        if cut_short and not self.ended:
             reply.body_incomplete = True
-        if not stopped_early:
-            reader.finish()
-        reply.head = bytes(reader.head)
-        if scope.cancelled_caught and reply.response is None:
+        if not self.stopped:
+            self.reader.finish()
+        reply.head = bytes(self.reader.head)
+        if cut_short and not self.ended and reply.response is None:
             raise TimeoutError("the reply did not arrive completely in time")
         return reply
-
-    async def _consume(self, response: httpx2.Response, decoder: CappedDecoder, reader: _Reader) -> bool:
-        """Feed the body to ``reader``; ``True`` when reading stopped at our response."""
-        async for raw in response.aiter_raw():
-            data = decoder.decode(raw)
-            if decoder.truncated:
-                reader.reply.truncated = True
-            if data and reader.feed(data):
-                return True
-            if reader.reply.truncated:
-                return False
-        return False

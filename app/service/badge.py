@@ -36,7 +36,7 @@ from starlette.responses import Response
 from app.errors import TargetRefused
 from app.guard import ResolutionFailed, ResolverBusy, TargetUrl, check_url, resolve_target
 from app.probe import ProbeFailed, ProbeResult, unresolved_result
-from app.service.checks import TargetBusy
+from app.service.checks import CheckMode, TargetBusy
 from app.service.clientip import client_ip, rate_key
 from app.service.ratelimit import RateLimiter
 from app.service.services import Services
@@ -129,7 +129,7 @@ class BadgeService:
         except ResolutionFailed as failure:
             result = unresolved_result(target, failure, light=True)
         else:
-            result = await self.services.checks.check(resolved, light=True)
+            result = await self.services.checks.check(resolved, CheckMode(light=True))
         state = state_of(result)
         modified = format_datetime(result.checked_at.astimezone(UTC), usegmt=True)
         entry = {

@@ -18,7 +18,7 @@ from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url,
 from app.payment import Payment, PaymentGate
 from app.probe import ProbeFailed, ProbeResult
 from app.probe.credentials import Credentials
-from app.service.checks import TargetBusy
+from app.service.checks import CheckMode, TargetBusy
 from app.service.errors import ApiError
 from app.service.freepool import Draw
 from app.service.services import Services
@@ -97,7 +97,9 @@ async def run_check(
                 result: ProbeResult = unresolved_check(target, resolved, credentials)
                 services.metrics.probes.labels(status=result.status).inc()
             else:
-                result = await services.checks.check(resolved, credentials=credentials)
+                result = await services.checks.check(
+                    resolved, CheckMode(include_tools=include_tools, credentials=credentials)
+                )
         except TargetBusy as exc:
             services.metrics.limits_hit.labels(limit="target_busy").inc()
             raise ApiError("target_busy", exc.message, headers={"Retry-After": str(exc.retry_after)}) from exc

@@ -19,6 +19,7 @@ import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from app.checks.model import CheckResult
 from app.errors import SondeError
@@ -29,7 +30,22 @@ from app.service.metrics import Metrics
 from app.settings import Settings
 from app.store import Store, key
 
-ProbeFn = Callable[[ResolvedTarget, bool, Credentials | None], Awaitable[ProbeResult]]
+
+@dataclass(frozen=True)
+class CheckMode:
+    """What kind of check: light (handshake only), full, full with tool definitions; with credentials or not."""
+
+    light: bool = False
+    include_tools: bool = False
+    credentials: Credentials | None = None
+
+    @property
+    def flight(self) -> str:
+        """The single-flight name of this mode (credentialed checks have none: they never share)."""
+        return "light" if self.light else ("full+tools" if self.include_tools else "full")
+
+
+ProbeFn = Callable[[ResolvedTarget, CheckMode], Awaitable[ProbeResult]]
 _POLL_S = 0.05
 
 
@@ -47,7 +63,7 @@ class CheckRunner:
     Args:
         store: locks, slots and published results.
         settings: limits and budgets.
-        probe: the probe to run for a resolved target (``light`` flag second).
+        probe: the probe to run for a resolved target in a :class:`CheckMode`.
         metrics: where joins are counted.
     """
 
@@ -58,9 +74,7 @@ class CheckRunner:
         self.metrics = metrics
         self._running: dict[str, asyncio.Task[ProbeResult]] = {}
 
-    async def check(
-        self, target: ResolvedTarget, *, light: bool = False, credentials: Credentials | None = None
-    ) -> ProbeResult:
+    async def check(self, target: ResolvedTarget, mode: CheckMode | None = None) -> ProbeResult:
         """A live result for ``target``, shared with concurrent checks of the same URL.
 
         A full check's result is a :class:`~app.checks.model.CheckResult`; a credentialed one
@@ -70,20 +84,21 @@ class CheckRunner:
             TargetBusy: the host's turn did not come within the budget.
             ProbeFailed: the probe failed through our own fault.
         """
-        if credentials is not None:
-            return await self._paced(target, light, time.monotonic() + self.settings.queue_budget_s, credentials)
-        flight = key("flight", "light" if light else "full", target.url.url)
+        mode = mode or CheckMode()
+        if mode.credentials is not None:
+            return await self._paced(target, mode, time.monotonic() + self.settings.queue_budget_s)
+        flight = key("flight", mode.flight, target.url.url)
         task = self._running.get(flight)
         if task is not None:
             self.metrics.joins.inc()
         else:
-            task = asyncio.create_task(self._lead(flight, target, light))
+            task = asyncio.create_task(self._lead(flight, target, mode))
             self._running[flight] = task
             task.add_done_callback(lambda _t: self._running.pop(flight, None))
         return await asyncio.shield(task)
 
-    async def _lead(self, flight: str, target: ResolvedTarget, light: bool) -> ProbeResult:
-        budget = self.settings.light_probe_timeout_s if light else self.settings.probe_timeout_s
+    async def _lead(self, flight: str, target: ResolvedTarget, mode: CheckMode) -> ProbeResult:
+        budget = self.settings.light_probe_timeout_s if mode.light else self.settings.probe_timeout_s
         lock_ttl = budget + self.settings.queue_budget_s + 5
         deadline = time.monotonic() + self.settings.queue_budget_s
         token = secrets.token_hex(16).encode()
@@ -93,7 +108,7 @@ class CheckRunner:
                 published = await self.store.get(flight + ":result")
                 if published is not None and published.startswith(seen_token + b"\n"):
                     self.metrics.joins.inc()
-                    model = ProbeResult if light else CheckResult
+                    model = ProbeResult if mode.light else CheckResult
                     return model.model_validate_json(published[len(seen_token) + 1 :])
             if await self.store.set_nx(flight + ":lock", token, lock_ttl):
                 break
@@ -104,20 +119,18 @@ class CheckRunner:
                 raise TargetBusy(math.ceil(self.settings.queue_budget_s))
             await asyncio.sleep(_POLL_S)
         try:
-            result = await self._paced(target, light, deadline, None)
+            result = await self._paced(target, mode, deadline)
             payload = token + b"\n" + result.model_dump_json().encode()
             await self.store.set(flight + ":result", payload, 30)
             return result
         finally:
             await self.store.delete_if_equal(flight + ":lock", token)
 
-    async def _paced(
-        self, target: ResolvedTarget, light: bool, deadline: float, credentials: Credentials | None
-    ) -> ProbeResult:
+    async def _paced(self, target: ResolvedTarget, mode: CheckMode, deadline: float) -> ProbeResult:
         host = target.url.host
         slots, gate = key("host-slots", host), key("host-start", host)
         token = secrets.token_hex(16)
-        budget = self.settings.light_probe_timeout_s if light else self.settings.probe_timeout_s
+        budget = self.settings.light_probe_timeout_s if mode.light else self.settings.probe_timeout_s
         while not await self.store.acquire_slot(slots, token, self.settings.host_concurrency, budget + 5):
             if time.monotonic() > deadline:
                 raise TargetBusy(math.ceil(budget))
@@ -129,7 +142,7 @@ class CheckRunner:
                     raise TargetBusy(math.ceil(interval))
                 await asyncio.sleep(_POLL_S)
             started = time.monotonic()
-            result = await self.probe(target, light, credentials)
+            result = await self.probe(target, mode)
             self.metrics.probes.labels(status=result.status).inc()
             self.metrics.probe_seconds.observe(time.monotonic() - started)
             return result

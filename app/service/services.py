@@ -11,8 +11,7 @@ from app.checks.run import full_check
 from app.guard import ResolvedTarget, Resolver, SystemResolver
 from app.payment import HttpFacilitator, Payment, PaymentGate
 from app.probe import ProbeResult, probe
-from app.probe.credentials import Credentials
-from app.service.checks import CheckRunner
+from app.service.checks import CheckMode, CheckRunner
 from app.service.clientip import Network, parse_networks
 from app.service.errors import ApiError
 from app.service.freepool import Draw, FreePool, seconds_to_utc_midnight
@@ -39,22 +38,21 @@ class Services:
     payments: PaymentGate
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
 
-    async def probe_target(
-        self, target: ResolvedTarget, light: bool, credentials: Credentials | None = None
-    ) -> ProbeResult:
+    async def probe_target(self, target: ResolvedTarget, mode: CheckMode) -> ProbeResult:
         """Probe a target already resolved and checked: a light probe, or a full check with its suite."""
-        if not light:
+        if not mode.light:
             return await full_check(
                 target.url.url,
                 settings=self.settings,
                 resolver=self.resolver,
                 network_backend=self.network_backend,
                 resolved=target,
-                credentials=credentials,
+                credentials=mode.credentials,
+                include_tools=mode.include_tools,
             )
         return await probe(
             target.url.url,
-            light=light,
+            light=True,
             settings=self.settings,
             resolver=self.resolver,
             network_backend=self.network_backend,

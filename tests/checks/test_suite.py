@@ -253,7 +253,8 @@ async def test_tool_definitions_are_cleaned(raw: RawServer, dev_settings: Settin
             return super()._result(method)
 
     raw.routes["/mcp"] = Dirty()
-    result = await full_check(raw.url("/mcp"), settings=dev_settings)
+    assert (await full_check(raw.url("/mcp"), settings=dev_settings)).tool_definitions is None  # opt-in
+    result = await full_check(raw.url("/mcp"), settings=dev_settings, include_tools=True)
     assert result.tool_definitions is not None
     definition = result.tool_definitions[0].model_dump()
     assert definition["name"] == "evil" and "\u200b" not in (definition["description"] or "")
