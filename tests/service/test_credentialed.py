@@ -19,9 +19,12 @@ import httpx2
 import pytest
 import redis
 
+from app.service import create_app
+from app.settings import Settings
 from tests.servers.raw import RawServer, Request, send, send_json
 from tests.servers.raw_mcp import MiniMcp
 from tests.servers.redis_server import shared_redis_url
+from tests.servers.uvicorn_thread import serve
 from tests.service.conftest import Service, reason_of
 
 CANARY = "Bearer canary-7f3a9c1e5d2b4068a1f0"
@@ -165,3 +168,18 @@ def test_cli_header_is_sent_and_never_printed(gated: RawServer) -> None:
     assert completed.returncode == 0, completed.stderr
     assert "credentialed with Authorization" in completed.stdout
     assert SECRET_PART not in completed.stdout + completed.stderr
+
+
+def test_credentialed_values_are_never_in_the_embedded_store(gated: RawServer) -> None:
+    settings = Settings(allow_private=True, probe_timeout_s=8.0, step_timeout_s=3.0, host_start_interval_s=0.0)
+    app = create_app(settings)
+    with serve(app, proxy_headers=False) as port:
+        base = f"http://127.0.0.1:{port}"
+        result = check(base, {"url": gated.url("/mcp"), "headers": {"Authorization": CANARY}})
+        assert result.json()["credentialed"] is True
+        store = app.state.services.store
+        memory = getattr(store, "_values", None)
+        assert isinstance(memory, dict) and memory, "the check left its counters in the store"
+        dumped = repr(memory) + repr(getattr(store, "_slots", {}))
+        assert SECRET_PART not in dumped
+        assert not [k for k in memory if "flight" in k and k.endswith(":result")]  # nothing published for others
