@@ -1,0 +1,345 @@
+"""Tool-description hygiene: tool definitions that try to steer the agent instead of describing a tool.
+
+Policy: a tool list is untrusted input that lands in an agent's context, so every text of a tool
+the model reads is scanned: name, titles, description, and the property names and strings of its
+input and output schemas. The rules are data (``hygiene_rules.yaml``, loaded once); this module
+interprets their kinds (``chars``, ``max_length``, ``pattern``, ``confusable``, ``charset``). Rules
+match the raw text, since cleaning removes the very characters some look for; phrase rules match
+a folded copy (invisible characters dropped, tag characters read as the ASCII they hide, NFKC,
+whitespace collapsed, lower case) so simple obfuscation does not hide a phrase. A finding names
+the rule, the tool (cleaned) and a cleaned excerpt of at most 200 characters around the match, with
+invisible, format and private-use characters as ``<U+XXXX>`` and tag runs as the text they encode.
+
+Bounds: at most 2,000 tools (as many as the probe keeps) and 2 Mi characters of text per list:
+64 Ki of a tool while the first 1 Mi lasts (20 times the largest real list of the corpus), then
+4 Ki of each further tool (a longer description is flagged anyway) until the other 1 Mi is spent,
+then names alone; schemas are walked iteratively, to depth 32 and 4,096 nodes; the length rule
+sees the full length; matching is linear in the text. No input - entries that are not objects,
+fields of the wrong type, lone surrogates, huge or deep values - makes the scan raise.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from itertools import islice
+from typing import Any, Final
+
+import yaml
+from confusable_homoglyphs import confusables  # type: ignore[import-untyped]
+
+from app.probe.text import clean_text
+
+log = logging.getLogger(__name__)
+
+MAX_TOOLS: Final = 2000
+MAX_TOOL_TEXT: Final = 64 * 1024
+MIN_TOOL_TEXT: Final = 4 * 1024
+MAX_LIST_TEXT: Final = 2 * 1024 * 1024
+LIST_RESERVE: Final = 1024 * 1024  # the part of the list's text kept for MIN_TOOL_TEXT per tool
+MAX_NAME: Final = 1024
+MAX_SCHEMA_DEPTH: Final = 32
+MAX_SCHEMA_NODES: Final = 4096
+EXCERPT_LEN: Final = 200
+TARGETS: Final = ("name", "title", "description", "property_names", "schema_text")
+_IDENTIFIERS: Final = frozenset({"name", "property_names"})
+_TAGS: Final = range(0xE0020, 0xE007F)  # tag characters that encode printable ASCII
+
+
+@dataclass(frozen=True, slots=True)
+class HygieneFinding:
+    """One rule that matched one tool."""
+
+    rule: str  # a rule id of hygiene_rules.yaml
+    tool: str  # the tool's name, cleaned (``""`` when it has none)
+    excerpt: str  # at most 200 cleaned characters around the match
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """One compiled pattern: ``regex``, or ``regex`` preceded within ``within`` characters by ``first``."""
+
+    regex: re.Pattern[str]
+    word_start: bool = False  # the match must not begin right after a letter, digit or _
+    first: re.Pattern[str] | None = None
+    first_word_start: bool = False
+    within: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule of ``hygiene_rules.yaml``, compiled."""
+
+    id: str
+    kind: str
+    targets: tuple[str, ...]
+    meaning: str
+    patterns: tuple[Pattern, ...] = ()
+    folded: bool = False  # a pattern rule that matches the folded text
+    max_chars: int = 0
+    unless_after: tuple[str, ...] = ()  # words a match must not follow
+    ranges: tuple[tuple[int, int], ...] = ()  # a chars rule's code point ranges
+
+
+def _char_class(ranges: Sequence[tuple[int, int]]) -> str:
+    return "[" + "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in ranges) + "]"
+
+
+def _compile(source: str, folded: bool) -> tuple[re.Pattern[str], bool]:
+    """A folded pattern loses its leading \\b (checked by hand) and IGNORECASE: both stop re's prefix scan."""
+    if folded and any(ch.isupper() for ch in re.sub(r"\\.", "", source)):
+        raise ValueError(f"folded patterns are written in lower case: {source}")
+    cut = folded and source.startswith("\\b")
+    return re.compile(source[2:] if cut else source, 0 if folded else re.IGNORECASE), cut
+
+
+def _pattern(source: object, folded: bool) -> Pattern:
+    if isinstance(source, Mapping):
+        (regex, cut), (first, first_cut) = _compile(str(source["then"]), folded), _compile(str(source["first"]), folded)
+        return Pattern(regex, cut, first, first_cut, int(source["within"]))
+    return Pattern(*_compile(str(source), folded))
+
+
+def _rule(entry: Mapping[str, Any]) -> Rule:
+    kind, targets, rule_id = str(entry["kind"]), tuple(str(t) for t in entry["targets"]), str(entry["id"])
+    if not targets or set(targets) - set(TARGETS):
+        raise ValueError(f"rule {rule_id}: unknown targets {targets}")
+    folded = kind == "pattern" and entry.get("text", "folded") == "folded"
+    ranges = tuple((int(lo[2:], 16), int(hi[2:], 16)) for lo, hi in entry.get("ranges", ()))
+    patterns: tuple[Pattern, ...] = ()
+    if kind == "chars":
+        patterns = (Pattern(re.compile(_char_class(ranges) + "+")),)  # the whole run, for the excerpt
+    elif kind == "pattern":
+        patterns = tuple(_pattern(source, folded) for source in entry["patterns"])
+    elif kind == "charset":
+        patterns = (Pattern(re.compile(str(entry["allowed"]))),)
+    elif kind not in ("max_length", "confusable"):
+        raise ValueError(f"rule {rule_id}: unknown kind {kind}")
+    unless_after = tuple(str(word) for word in entry.get("unless_after", ()))
+    meaning, max_chars = str(entry["meaning"]), int(entry.get("max_chars", 0))
+    return Rule(rule_id, kind, targets, meaning, patterns, folded, max_chars, unless_after, ranges)
+
+
+def _load() -> tuple[Rule, ...]:
+    document = yaml.safe_load(resources.files("app.checks").joinpath("hygiene_rules.yaml").read_text("utf-8"))
+    rules = tuple(_rule(entry) for entry in document["rules"])
+    if len({rule.id for rule in rules}) != len(rules):
+        raise ValueError("hygiene rule ids must be unique")
+    return rules
+
+
+RULES: Final = _load()
+_HIDDEN_RANGES: Final = tuple(r for rule in RULES for r in rule.ranges)
+_HIDDEN: Final = re.compile(_char_class(_HIDDEN_RANGES))  # what an excerpt never shows raw
+_ESCAPED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+# Folding drops the invisible and bidi characters (not controls, surrogates or private use: other
+# rules report those), reads tags as ASCII, makes typographic quotes plain and drops emphasis.
+_FOLD: Final[dict[int, str | None]] = {
+    **{c: None for lo, hi in _HIDDEN_RANGES if hi - lo < 0x400 and lo >= 0xA0 for c in range(lo, hi + 1)},
+    **{c: chr(c - 0xE0000) for c in _TAGS},
+    **dict.fromkeys((0x2018, 0x2019), "'"),
+    **dict.fromkeys((0x201C, 0x201D), '"'),
+    ord("*"): None,
+}
+_SPACES: Final = re.compile(r"\s+")
+_HUMPS: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_JOINERS: Final = re.compile(r"[_.\-]+")
+
+
+def fold(text: str, identifier: bool = False) -> str:
+    """The copy phrase rules match, before lower-casing: see the module docs."""
+    if identifier:
+        text = _JOINERS.sub(" ", _HUMPS.sub(" ", text))
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text.translate(_FOLD)))
+
+
+def _visible(text: str) -> str:
+    """``text`` with hidden characters as ``<U+XXXX>`` escapes, tag runs decoded, long runs counted."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch, j = text[i], i + 1
+        if ord(ch) in _TAGS:
+            while j < len(text) and ord(text[j]) in _TAGS:
+                j += 1
+            out.append('<tags "' + "".join(chr(ord(c) - 0xE0000) for c in text[i:j]) + '">')
+        else:
+            while j < len(text) and text[j] == ch:
+                j += 1
+            hidden = _HIDDEN.match(ch) or (unicodedata.category(ch) in _ESCAPED_CATEGORIES and not ch.isspace())
+            if hidden or (ch.isspace() and j - i > 8):
+                out.append(f"<U+{ord(ch):04X}>" if j - i == 1 else f"<U+{ord(ch):04X} ×{j - i}>")
+            else:
+                out.append(" " if ch.isspace() else ch * (j - i))
+        i = j
+    return "".join(out)
+
+
+def _excerpt(text: str, start: int, end: int) -> str:
+    """At most 200 visible, cleaned characters of ``text`` around ``text[start:end]``."""
+    match = _visible(text[start : min(end, start + 400)])
+    if len(match) > 120:
+        match = match[:119] + "…"
+    room = EXCERPT_LEN - len(match)
+    before = _visible(text[max(0, start - 100) : start])[-(room // 2) :] if room >= 2 else ""
+    after = _visible(text[end : end + 100])[: max(0, room - len(before))]
+    return clean_text(before + match + after, EXCERPT_LEN) or ""
+
+
+class _Texts:
+    """The texts of one tool by target, cut to a budget, with their folded copies made on demand."""
+
+    def __init__(self, tool: Mapping[str, Any], budget: int) -> None:
+        self.budget = budget
+        self.raw: dict[str, list[str]] = {target: [] for target in TARGETS}
+        self._folded: dict[str, list[tuple[str, str]]] = {}
+        name, description, annotations = tool.get("name"), tool.get("description"), tool.get("annotations")
+        self.name = name[:MAX_NAME] if isinstance(name, str) else ""
+        self.raw["name"] = [self.name] if self.name else []
+        self.description_length = len(description) if isinstance(description, str) else 0
+        self._take("title", tool.get("title"))
+        self._take("title", annotations.get("title") if isinstance(annotations, Mapping) else None)
+        self._take("description", description)
+        self._walk(tool.get("inputSchema"))
+        self._walk(tool.get("outputSchema"))
+
+    def _take(self, target: str, value: object) -> None:
+        if isinstance(value, str) and value and self.budget > 0:
+            self.raw[target].append(value[: self.budget])
+            self.budget -= len(self.raw[target][-1])
+
+    def _walk(self, schema: object) -> None:
+        """Property names and every string of a schema, depth-first in document order, bounded."""
+        stack: list[tuple[object, int, bool]] = [(schema, 0, False)]
+        nodes = 0
+        while stack and nodes < MAX_SCHEMA_NODES and self.budget > 0:
+            node, depth, is_properties = stack.pop()
+            nodes += 1
+            room = max(0, MAX_SCHEMA_NODES - nodes - len(stack))  # never hold more than can be visited
+            if isinstance(node, str):
+                self._take("schema_text", node)
+            elif depth < MAX_SCHEMA_DEPTH and isinstance(node, Mapping):
+                children: list[tuple[object, int, bool]] = []
+                for key, value in islice(node.items(), room):
+                    if is_properties:
+                        self._take("property_names", key)
+                    children.append((value, depth + 1, key == "properties" and not is_properties))
+                stack.extend(reversed(children))
+            elif depth < MAX_SCHEMA_DEPTH and isinstance(node, list | tuple):
+                stack.extend(reversed([(item, depth + 1, False) for item in islice(node, room)]))
+
+    def pieces(self, target: str, folded: bool) -> list[tuple[str, str]]:
+        """(shown, matched) pairs: the text an excerpt is cut from and the text a rule matches."""
+        if not folded:
+            return [(piece, piece) for piece in self.raw[target]]
+        if target not in self._folded:  # an excerpt keeps the case unless lower-casing moved the offsets
+            shown = [fold(piece, target in _IDENTIFIERS) for piece in self.raw[target]]
+            self._folded[target] = [(f if len(f) == len(f.lower()) else f.lower(), f.lower()) for f in shown]
+        return self._folded[target]
+
+
+def _after_word(text: str, start: int) -> bool:
+    return start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_")
+
+
+def _find(pattern: Pattern, text: str) -> Iterator[tuple[int, int]]:
+    """The spans of ``pattern`` in ``text``; a two-part one spans from its ``first`` to its end.
+
+    ``first`` is matched once over the whole text, on the first match of the rest, and each match
+    is paired with the closest ``first`` that ends before it: linear, however the text repeats.
+    """
+    firsts: list[tuple[int, int]] | None = None
+    for found in pattern.regex.finditer(text):
+        start = found.start()
+        if pattern.word_start and _after_word(text, start):
+            continue
+        if pattern.first is not None:
+            if firsts is None:
+                firsts = [(near.start(), near.end()) for near in pattern.first.finditer(text)]
+                firsts = [span for span in firsts if not (pattern.first_word_start and _after_word(text, span[0]))]
+            index = bisect_right(firsts, start, key=lambda span: span[1]) - 1
+            if index < 0 or start - firsts[index][1] > pattern.within or ". " in text[firsts[index][1] : start]:
+                continue
+            start = firsts[index][0]
+        yield start, found.end()
+
+
+def _search(rule: Rule, texts: _Texts) -> str | None:
+    """The excerpt of the first match of a regex rule in its targets, if any."""
+    ascii_possible = rule.kind != "chars" or any(lo < 0x80 for lo, _ in rule.ranges)
+    for target in rule.targets:
+        for shown, matched in texts.pieces(target, rule.folded):
+            if not ascii_possible and matched.isascii():
+                continue
+            for pattern in rule.patterns:
+                for start, end in _find(pattern, matched):
+                    words = matched[max(0, start - 24) : start].split() if matched[start - 1 : start] == " " else []
+                    if not (words and words[-1] in rule.unless_after):
+                        return _excerpt(shown, start, max(end, start + 1))
+    return None
+
+
+def _match(rule: Rule, texts: _Texts) -> str | None:
+    """The excerpt when ``rule`` matches the tool, else ``None``."""
+    if rule.kind in ("chars", "pattern"):
+        return _search(rule, texts)
+    if rule.kind == "max_length" and texts.description_length > rule.max_chars:
+        head = _visible(texts.raw["description"][0][:100]) if texts.raw["description"] else ""
+        return clean_text(f"{texts.description_length} characters: {head}", EXCERPT_LEN)
+    name = texts.name
+    if rule.kind == "charset" and name and (len(name) > rule.max_chars or not rule.patterns[0].regex.fullmatch(name)):
+        return _excerpt(name, 0, len(name))
+    short = name[:256]
+    if (
+        rule.kind == "confusable"
+        and not short.isascii()
+        and bool(
+            confusables.is_mixed_script(short)
+            or confusables.is_dangerous(short)
+            or confusables.is_confusable(short, preferred_aliases=["latin"])
+        )
+    ):
+        return _excerpt(name, 0, len(name))
+    return None
+
+
+def _scan_tool(tool: Mapping[str, Any], budget: int) -> tuple[list[HygieneFinding], int]:
+    texts = _Texts(tool, budget)
+    label = clean_text(texts.name, 128) or ""
+    found = [HygieneFinding(rule.id, label, excerpt) for rule in RULES if (excerpt := _match(rule, texts)) is not None]
+    return found, budget - texts.budget
+
+
+def _allowance(budget: int) -> int:
+    """The text the next tool may use: up to 64 Ki while the reserve is untouched, then 4 Ki of it."""
+    if budget - LIST_RESERVE >= MIN_TOOL_TEXT:
+        return min(MAX_TOOL_TEXT, budget - LIST_RESERVE)
+    return max(0, min(MIN_TOOL_TEXT, budget))
+
+
+def scan_tools(tools: Sequence[Mapping[str, Any]]) -> list[HygieneFinding]:
+    """The findings of every rule over ``tools``, raw tool objects as listed.
+
+    At most one finding per tool and rule, in tool order then rule order. Never raises.
+    """
+    findings: list[HygieneFinding] = []
+    budget = MAX_LIST_TEXT
+    if not isinstance(tools, Sequence) or isinstance(tools, str | bytes):
+        return findings
+    try:
+        for tool in (tool for tool in islice(tools, MAX_TOOLS) if isinstance(tool, Mapping)):
+            try:
+                found, spent = _scan_tool(tool, _allowance(budget))
+            except Exception:  # a hostile object must not break the check; the rest is still scanned
+                log.warning("hygiene scan skipped a tool it could not read", exc_info=True)
+                continue
+            findings.extend(found)
+            budget -= spent
+    except Exception:  # a sequence that fails while iterated: keep what was found
+        log.warning("hygiene scan stopped on a tool list it could not read", exc_info=True)
+    return findings
