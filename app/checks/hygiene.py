@@ -11,7 +11,7 @@ the rule, the tool (cleaned) and a cleaned excerpt of at most 200 characters aro
 invisible, format and private-use characters as ``<U+XXXX>`` and tag runs as the text they encode.
 
 Bounds: at most 2,000 tools (as many as the probe keeps) and 2 Mi characters of text per list:
-64 Ki of a tool while the first 1 Mi lasts (20 times the largest real list of the corpus), then
+64 Ki of a tool while the first 1 Mi lasts (18 times the largest real list of the corpus), then
 4 Ki of each further tool (a longer description is flagged anyway) until the other 1 Mi is spent,
 then names alone; schemas are walked iteratively, to depth 32 and 4,096 nodes; the length rule
 sees the full length; matching is linear in the text. No input - entries that are not objects,
@@ -49,6 +49,7 @@ EXCERPT_LEN: Final = 200
 TARGETS: Final = ("name", "title", "description", "property_names", "schema_text")
 _IDENTIFIERS: Final = frozenset({"name", "property_names"})
 _TAGS: Final = range(0xE0020, 0xE007F)  # tag characters that encode printable ASCII
+_SEP: Final = "\uffff"  # joins the pieces of a target (a noncharacter, dropped from folded text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +145,7 @@ _FOLD: Final[dict[int, str | None]] = {
     **{c: chr(c - 0xE0000) for c in _TAGS},
     **dict.fromkeys((0x2018, 0x2019), "'"),
     **dict.fromkeys((0x201C, 0x201D), '"'),
-    ord("*"): None,
+    **dict.fromkeys((ord("*"), ord(_SEP))),
 }
 _SPACES: Final = re.compile(r"\s+")
 _HUMPS: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -197,7 +198,7 @@ class _Texts:
     def __init__(self, tool: Mapping[str, Any], budget: int) -> None:
         self.budget = budget
         self.raw: dict[str, list[str]] = {target: [] for target in TARGETS}
-        self._folded: dict[str, list[tuple[str, str]]] = {}
+        self._joined: dict[str, tuple[str, str]] = {}
         name, description, annotations = tool.get("name"), tool.get("description"), tool.get("annotations")
         self.name = name[:MAX_NAME] if isinstance(name, str) else ""
         self.raw["name"] = [self.name] if self.name else []
@@ -233,14 +234,18 @@ class _Texts:
             elif depth < MAX_SCHEMA_DEPTH and isinstance(node, list | tuple):
                 stack.extend(reversed([(item, depth + 1, False) for item in islice(node, room)]))
 
-    def pieces(self, target: str, folded: bool) -> list[tuple[str, str]]:
-        """(shown, matched) pairs: the text an excerpt is cut from and the text a rule matches."""
-        if not folded:
-            return [(piece, piece) for piece in self.raw[target]]
-        if target not in self._folded:  # an excerpt keeps the case unless lower-casing moved the offsets
-            shown = [fold(piece, target in _IDENTIFIERS) for piece in self.raw[target]]
-            self._folded[target] = [(f if len(f) == len(f.lower()) else f.lower(), f.lower()) for f in shown]
-        return self._folded[target]
+    def text(self, target: str, folded: bool) -> tuple[str, str]:
+        """The pieces of ``target`` joined by _SEP: the text an excerpt is cut from, the text matched."""
+        key = f"{target}/{folded}"
+        if key not in self._joined:
+            if not folded:
+                joined = _SEP.join(self.raw[target])
+                self._joined[key] = (joined, joined)
+            else:  # an excerpt keeps the case unless lower-casing moved the offsets
+                shown = _SEP.join(fold(piece, target in _IDENTIFIERS) for piece in self.raw[target])
+                matched = shown.lower()
+                self._joined[key] = (shown if len(shown) == len(matched) else matched, matched)
+        return self._joined[key]
 
 
 def _after_word(text: str, start: int) -> bool:
@@ -248,14 +253,19 @@ def _after_word(text: str, start: int) -> bool:
 
 
 def _find(pattern: Pattern, text: str) -> Iterator[tuple[int, int]]:
-    """The spans of ``pattern`` in ``text``; a two-part one spans from its ``first`` to its end.
+    """The spans of ``pattern`` within one piece of ``text``; a two-part one spans from its ``first``.
 
     ``first`` is matched once over the whole text, on the first match of the rest, and each match
     is paired with the closest ``first`` that ends before it: linear, however the text repeats.
     """
     firsts: list[tuple[int, int]] | None = None
-    for found in pattern.regex.finditer(text):
-        start = found.start()
+    pos = 0
+    while (found := pattern.regex.search(text, pos)) is not None:
+        start, end = found.span()
+        pos, across = max(end, start + 1), text.find(_SEP, start, end)
+        if across >= 0:  # a match across two pieces: look again from the second
+            pos = across + 1
+            continue
         if pattern.word_start and _after_word(text, start):
             continue
         if pattern.first is not None:
@@ -263,24 +273,27 @@ def _find(pattern: Pattern, text: str) -> Iterator[tuple[int, int]]:
                 firsts = [(near.start(), near.end()) for near in pattern.first.finditer(text)]
                 firsts = [span for span in firsts if not (pattern.first_word_start and _after_word(text, span[0]))]
             index = bisect_right(firsts, start, key=lambda span: span[1]) - 1
-            if index < 0 or start - firsts[index][1] > pattern.within or ". " in text[firsts[index][1] : start]:
+            gap = text[firsts[index][1] : start] if index >= 0 else ""
+            if index < 0 or len(gap) > pattern.within or ". " in gap or _SEP in gap:
                 continue
             start = firsts[index][0]
-        yield start, found.end()
+        yield start, end
 
 
 def _search(rule: Rule, texts: _Texts) -> str | None:
     """The excerpt of the first match of a regex rule in its targets, if any."""
-    ascii_possible = rule.kind != "chars" or any(lo < 0x80 for lo, _ in rule.ranges)
+    ascii_only = rule.kind == "chars" and all(lo >= 0x80 for lo, _ in rule.ranges)
     for target in rule.targets:
-        for shown, matched in texts.pieces(target, rule.folded):
-            if not ascii_possible and matched.isascii():
-                continue
-            for pattern in rule.patterns:
-                for start, end in _find(pattern, matched):
-                    words = matched[max(0, start - 24) : start].split() if matched[start - 1 : start] == " " else []
-                    if not (words and words[-1] in rule.unless_after):
-                        return _excerpt(shown, start, max(end, start + 1))
+        shown, matched = texts.text(target, rule.folded)
+        if not matched or (ascii_only and matched.replace(_SEP, "").isascii()):
+            continue
+        for pattern in rule.patterns:
+            for start, end in _find(pattern, matched):
+                words = matched[max(0, start - 24) : start].split() if matched[start - 1 : start] == " " else []
+                if not (words and words[-1] in rule.unless_after):
+                    lo, hi = shown.rfind(_SEP, 0, start) + 1, shown.find(_SEP, end)
+                    piece = shown[lo : hi if hi >= 0 else len(shown)]
+                    return _excerpt(piece, start - lo, max(end, start + 1) - lo)
     return None
 
 
