@@ -189,6 +189,10 @@ def _excerpt(text: str, start: int, end: int) -> str:
     room = EXCERPT_LEN - len(match)
     before = _visible(text[max(0, start - 100) : start])[-(room // 2) :] if room >= 2 else ""
     after = _visible(text[end : end + 100])[: max(0, room - len(before))]
+    if before.find(">") < before.find("<") or ("<" not in before and ">" in before):  # a cut escape
+        before = before[before.find(">") + 1 :]
+    if after.rfind("<") > after.rfind(">"):
+        after = after[: after.rfind("<")]
     return clean_text(before + match + after, EXCERPT_LEN) or ""
 
 
@@ -302,8 +306,12 @@ def _match(rule: Rule, texts: _Texts) -> str | None:
     if rule.kind in ("chars", "pattern"):
         return _search(rule, texts)
     if rule.kind == "max_length" and texts.description_length > rule.max_chars:
-        head = _visible(texts.raw["description"][0][:100]) if texts.raw["description"] else ""
-        return clean_text(f"{texts.description_length} characters: {head}", EXCERPT_LEN)
+        start = _visible(texts.raw["description"][0][:120]) if texts.raw["description"] else ""
+        head = f"{texts.description_length} characters: {start}"
+        if len(head) > EXCERPT_LEN:  # cut, and never inside an escape
+            head = head[: EXCERPT_LEN - 1]
+            head = (head[: head.rfind("<")] if head.rfind("<") > head.rfind(">") else head) + "…"
+        return clean_text(head, EXCERPT_LEN) or ""
     name = texts.name
     if rule.kind == "charset" and name and (len(name) > rule.max_chars or not rule.patterns[0].regex.fullmatch(name)):
         return _excerpt(name, 0, len(name))
