@@ -20,19 +20,21 @@ fields of the wrong type, lone surrogates, huge or deep values - makes the scan 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import re
 import unicodedata
 from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from itertools import islice
 from typing import Any, Final
 
-import yaml
 from confusable_homoglyphs import confusables  # type: ignore[import-untyped]
 
+from app.checks.hygiene_rules import RULES, TARGETS, Pattern, Rule, char_class
 from app.probe.text import clean_text
 
 log = logging.getLogger(__name__)
@@ -46,7 +48,6 @@ MAX_NAME: Final = 1024
 MAX_SCHEMA_DEPTH: Final = 32
 MAX_SCHEMA_NODES: Final = 4096
 EXCERPT_LEN: Final = 200
-TARGETS: Final = ("name", "title", "description", "property_names", "schema_text")
 _IDENTIFIERS: Final = frozenset({"name", "property_names"})
 _TAGS: Final = range(0xE0020, 0xE007F)  # tag characters that encode printable ASCII
 _SEP: Final = "\uffff"  # joins the pieces of a target (a noncharacter, dropped from folded text)
@@ -61,82 +62,8 @@ class HygieneFinding:
     excerpt: str  # at most 200 cleaned characters around the match
 
 
-@dataclass(frozen=True, slots=True)
-class Pattern:
-    """One compiled pattern: ``regex``, or ``regex`` preceded within ``within`` characters by ``first``."""
-
-    regex: re.Pattern[str]
-    word_start: bool = False  # the match must not begin right after a letter, digit or _
-    first: re.Pattern[str] | None = None
-    first_word_start: bool = False
-    within: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One rule of ``hygiene_rules.yaml``, compiled."""
-
-    id: str
-    kind: str
-    targets: tuple[str, ...]
-    meaning: str
-    patterns: tuple[Pattern, ...] = ()
-    folded: bool = False  # a pattern rule that matches the folded text
-    max_chars: int = 0
-    unless_after: tuple[str, ...] = ()  # words a match must not follow
-    ranges: tuple[tuple[int, int], ...] = ()  # a chars rule's code point ranges
-
-
-def _char_class(ranges: Sequence[tuple[int, int]]) -> str:
-    return "[" + "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in ranges) + "]"
-
-
-def _compile(source: str, folded: bool) -> tuple[re.Pattern[str], bool]:
-    """A folded pattern loses its leading \\b (checked by hand) and IGNORECASE: both stop re's prefix scan."""
-    if folded and any(ch.isupper() for ch in re.sub(r"\\.", "", source)):
-        raise ValueError(f"folded patterns are written in lower case: {source}")
-    cut = folded and source.startswith("\\b")
-    return re.compile(source[2:] if cut else source, 0 if folded else re.IGNORECASE), cut
-
-
-def _pattern(source: object, folded: bool) -> Pattern:
-    if isinstance(source, Mapping):
-        (regex, cut), (first, first_cut) = _compile(str(source["then"]), folded), _compile(str(source["first"]), folded)
-        return Pattern(regex, cut, first, first_cut, int(source["within"]))
-    return Pattern(*_compile(str(source), folded))
-
-
-def _rule(entry: Mapping[str, Any]) -> Rule:
-    kind, targets, rule_id = str(entry["kind"]), tuple(str(t) for t in entry["targets"]), str(entry["id"])
-    if not targets or set(targets) - set(TARGETS):
-        raise ValueError(f"rule {rule_id}: unknown targets {targets}")
-    folded = kind == "pattern" and entry.get("text", "folded") == "folded"
-    ranges = tuple((int(lo[2:], 16), int(hi[2:], 16)) for lo, hi in entry.get("ranges", ()))
-    patterns: tuple[Pattern, ...] = ()
-    if kind == "chars":
-        patterns = (Pattern(re.compile(_char_class(ranges) + "+")),)  # the whole run, for the excerpt
-    elif kind == "pattern":
-        patterns = tuple(_pattern(source, folded) for source in entry["patterns"])
-    elif kind == "charset":
-        patterns = (Pattern(re.compile(str(entry["allowed"]))),)
-    elif kind not in ("max_length", "confusable"):
-        raise ValueError(f"rule {rule_id}: unknown kind {kind}")
-    unless_after = tuple(str(word) for word in entry.get("unless_after", ()))
-    meaning, max_chars = str(entry["meaning"]), int(entry.get("max_chars", 0))
-    return Rule(rule_id, kind, targets, meaning, patterns, folded, max_chars, unless_after, ranges)
-
-
-def _load() -> tuple[Rule, ...]:
-    document = yaml.safe_load(resources.files("app.checks").joinpath("hygiene_rules.yaml").read_text("utf-8"))
-    rules = tuple(_rule(entry) for entry in document["rules"])
-    if len({rule.id for rule in rules}) != len(rules):
-        raise ValueError("hygiene rule ids must be unique")
-    return rules
-
-
-RULES: Final = _load()
 _HIDDEN_RANGES: Final = tuple(r for rule in RULES for r in rule.ranges)
-_HIDDEN: Final = re.compile(_char_class(_HIDDEN_RANGES))  # what an excerpt never shows raw
+_HIDDEN: Final = re.compile(char_class(_HIDDEN_RANGES))  # what an excerpt never shows raw
 _ESCAPED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 # Folding drops the invisible and bidi characters (not controls, surrogates or private use: other
 # rules report those), reads tags as ASCII, makes typographic quotes plain and drops emphasis.
@@ -148,6 +75,7 @@ _FOLD: Final[dict[int, str | None]] = {
     **dict.fromkeys((ord("*"), ord(_SEP))),
 }
 _SPACES: Final = re.compile(r"\s+")
+_WORD: Final = re.compile(r"[^\W_]+")  # a match of a cut pattern starts one of these (see _after_word)
 _HUMPS: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _JOINERS: Final = re.compile(r"[_.\-]+")
 
@@ -156,6 +84,8 @@ def fold(text: str, identifier: bool = False) -> str:
     """The copy phrase rules match, before lower-casing: see the module docs."""
     if identifier:
         text = _JOINERS.sub(" ", _HUMPS.sub(" ", text))
+    if text.isascii():  # NFKC and the folding table change nothing in ASCII but the emphasis stars
+        return _SPACES.sub(" ", text.replace("*", ""))
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text.translate(_FOLD)))
 
 
@@ -203,6 +133,7 @@ class _Texts:
         self.budget = budget
         self.raw: dict[str, list[str]] = {target: [] for target in TARGETS}
         self._joined: dict[str, tuple[str, str]] = {}
+        self._starts: frozenset[str] | None = None
         name, description, annotations = tool.get("name"), tool.get("description"), tool.get("annotations")
         self.name = name[:MAX_NAME] if isinstance(name, str) else ""
         self.raw["name"] = [self.name] if self.name else []
@@ -237,6 +168,17 @@ class _Texts:
                 stack.extend(reversed(children))
             elif depth < MAX_SCHEMA_DEPTH and isinstance(node, list | tuple):
                 stack.extend(reversed([(item, depth + 1, False) for item in islice(node, room)]))
+
+    def starts(self) -> frozenset[str]:
+        """The first one, two and three letters of every word of the tool's folded texts.
+
+        One set for all targets: a gate that lets a pattern through for a word found in another
+        target only costs a search, never a finding.
+        """
+        if self._starts is None:
+            words = set(_WORD.findall(_SEP.join(self.text(target, True)[1] for target in TARGETS)))
+            self._starts = frozenset({w[:3] for w in words} | {w[:2] for w in words} | {w[:1] for w in words})
+        return self._starts
 
     def text(self, target: str, folded: bool) -> tuple[str, str]:
         """The pieces of ``target`` joined by _SEP: the text an excerpt is cut from, the text matched."""
@@ -292,6 +234,8 @@ def _search(rule: Rule, texts: _Texts) -> str | None:
         if not matched or (ascii_only and matched.replace(_SEP, "").isascii()):
             continue
         for pattern in rule.patterns:
+            if pattern.anchors is not None and pattern.anchors.isdisjoint(texts.starts()):
+                continue  # no word of the text starts as every match must
             for start, end in _find(pattern, matched):
                 words = matched[max(0, start - 24) : start].split() if matched[start - 1 : start] == " " else []
                 if not (words and words[-1] in rule.unless_after):
@@ -330,10 +274,37 @@ def _match(rule: Rule, texts: _Texts) -> str | None:
 
 
 def _scan_tool(tool: Mapping[str, Any], budget: int) -> tuple[list[HygieneFinding], int]:
+    key = _memo_key(tool, budget)
+    if key is not None and (known := _MEMO.get(key)) is not None:
+        _MEMO.move_to_end(key)
+        return list(known[0]), known[1]
     texts = _Texts(tool, budget)
     label = clean_text(texts.name, 128) or ""
     found = [HygieneFinding(rule.id, label, excerpt) for rule in RULES if (excerpt := _match(rule, texts)) is not None]
+    if key is not None:
+        _MEMO[key] = (tuple(found), budget - texts.budget)
+        if len(_MEMO) > MEMO_SIZE:
+            _MEMO.popitem(last=False)
     return found, budget - texts.budget
+
+
+#: Servers list the same tools check after check: a tool's findings are remembered by the SHA-256
+#: of its JSON text and the text budget it was scanned with (the only inputs of a scan), least
+#: recently used first out (a few hundred kB at most). Tools whose JSON is over MEMO_KEY_LIMIT
+#: characters are scanned every time.
+MEMO_SIZE: Final = 4096
+MEMO_KEY_LIMIT: Final = 256 * 1024
+_MEMO: OrderedDict[tuple[int, bytes], tuple[tuple[HygieneFinding, ...], int]] = OrderedDict()
+
+
+def _memo_key(tool: Mapping[str, Any], budget: int) -> tuple[int, bytes] | None:
+    try:
+        text = json.dumps(tool, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if len(text) > MEMO_KEY_LIMIT:
+        return None
+    return budget, hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def _allowance(budget: int) -> int:

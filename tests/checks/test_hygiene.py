@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
-from app.checks.hygiene import RULES, HygieneFinding, _rule, scan_tools
+from app.checks import hygiene
+from app.checks.hygiene import HygieneFinding, scan_tools
+from app.checks.hygiene_rules import RULES, compile_rule
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "hygiene"
 BENIGN = sorted((DATA / "benign").glob("*.json"))
@@ -130,7 +132,7 @@ def test_every_rule_has_a_case() -> None:
 )
 def test_the_loader_refuses_a_malformed_rule(entry: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
-        _rule(entry)
+        compile_rule(entry)
 
 
 @pytest.mark.parametrize("rule", RULE_IDS)
@@ -306,3 +308,19 @@ def test_a_hostile_list_is_bounded() -> None:
 def test_repetitive_text_stays_linear(text: str) -> None:
     schema = {"type": "object", PROPS: {"p": {"description": text}}}
     assert timed([tool(text, inputSchema=schema)])[1] < 0.5
+
+
+def test_anchors_and_memo_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The anchor gate and the memo are speed-ups only: without them every finding is the same.
+    lists = [json.loads(path.read_text())["tools"] for path in BENIGN] + [[entry["tool"]] for entry in POISONED]
+    fast = [scan_tools(tools) for tools in lists]
+    again = [scan_tools(tools) for tools in lists]  # from the memo
+    plain_rules = tuple(
+        dataclasses.replace(rule, patterns=tuple(dataclasses.replace(p, anchors=None) for p in rule.patterns))
+        for rule in RULES
+    )
+    monkeypatch.setattr(hygiene, "RULES", plain_rules)
+    monkeypatch.setattr(hygiene, "_memo_key", lambda tool, budget: None)
+    slow = [scan_tools(tools) for tools in lists]
+    assert fast == again == slow
+    assert any(found for found in slow)
