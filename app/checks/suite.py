@@ -8,7 +8,11 @@ such by the caller (the probe's ``ProbeFailed`` path), never as a verdict about 
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from app.checks import drift, proto, reach, sec
 from app.checks.canonical import CanonicalFormError
@@ -40,16 +44,41 @@ JUDGES: dict[str, Judge] = {
 }
 
 
+#: Fingerprints of tool lists seen lately, by the SHA-256 of the list's JSON text: servers list the
+#: same tools check after check, and the canonical form is the dearest part of a fingerprint.
+_PRINTS: OrderedDict[bytes, tuple[str | None, str | None, str | None]] = OrderedDict()
+_PRINTS_SIZE = 1024
+
+
+def _fingerprints(entries: list[dict[str, Any]]) -> tuple[str | None, str | None, str | None]:
+    """``(toolset, schema, error reason)`` of a complete list."""
+    try:
+        key: bytes | None = hashlib.sha256(
+            json.dumps(entries, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        ).digest()
+    except (TypeError, ValueError, RecursionError):
+        key = None
+    if key is not None and key in _PRINTS:
+        _PRINTS.move_to_end(key)
+        return _PRINTS[key]
+    try:
+        prints = fingerprints(entries)
+        known: tuple[str | None, str | None, str | None] = (prints.toolset, prints.schema, None)
+    except CanonicalFormError as exc:
+        known = (None, None, exc.reason)
+    if key is not None:
+        _PRINTS[key] = known
+        if len(_PRINTS) > _PRINTS_SIZE:
+            _PRINTS.popitem(last=False)
+    return known
+
+
 def derive(observation: Observation) -> Facts:
     """The facts the judges read (see the module docs)."""
     evidence = observation.evidence
     toolset = schema = error = None
     if evidence.list_complete:
-        try:
-            prints = fingerprints(evidence.tool_entries)
-            toolset, schema = prints.toolset, prints.schema
-        except CanonicalFormError as exc:
-            error = exc.reason
+        toolset, schema, error = _fingerprints(evidence.tool_entries)
     findings = [{"rule": f.rule, "tool": f.tool, "excerpt": f.excerpt} for f in scan_tools(evidence.tool_entries)]
     return Facts(
         result=observation.result,

@@ -262,3 +262,22 @@ async def test_tool_definitions_are_cleaned(raw: RawServer, dev_settings: Settin
     assert definition["inputSchema"] == {"type": "object", "properties": {"a": {"type": "string"}}}
     assert "_meta" not in definition
     assert states(result)["tool_description_hygiene"][0] == "observed_risk"  # judged on the raw text
+
+
+def test_fingerprints_remembered_for_a_list_give_the_same_answer_as_the_first_time() -> None:
+    from datetime import UTC, datetime
+
+    from app.checks.suite import derive
+    from app.probe.evidence import Evidence
+    from app.probe.result import ProbeResult
+    from app.probe.runner import Observation
+
+    result = ProbeResult(url="https://x.example/mcp", checked_at=datetime.now(UTC), status="ok", reason="ok")
+    clash = [{"name": "caf\u00e9", "inputSchema": {}}, {"name": "cafe\u0301", "inputSchema": {}}]  # equal after NFC
+    fine = [{"name": "a", "inputSchema": {"type": "object"}}]
+    for entries, error in ((clash, "duplicate_name"), (fine, None)):
+        observation = Observation(result, Evidence(tool_entries=entries, list_complete=True, handshake="initialize"))
+        first, second = derive(observation), derive(observation)
+        assert (first.fingerprint_error, second.fingerprint_error) == (error, error)
+        assert first.schema_fingerprint == second.schema_fingerprint
+        assert (first.schema_fingerprint is None) == (error is not None)
