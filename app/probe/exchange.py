@@ -219,6 +219,7 @@ class Exchanger:
         self._base_headers = {"User-Agent": user_agent, "Accept-Encoding": "identity"}
         self._connect_timeout_s = connect_timeout_s
         self._read_timeout_s = read_timeout_s
+        self._urls: dict[str, httpx2.URL] = {}
 
     async def send(
         self,
@@ -272,9 +273,12 @@ class Exchanger:
     ) -> httpx2.Response:
         limits = {"connect": self._connect_timeout_s, "read": read_timeout_s, "write": self._read_timeout_s}
         limits["pool"] = self._read_timeout_s
+        parsed = self._urls.get(url)
+        if parsed is None:  # a probe sends most requests to one URL: parse it once
+            parsed = self._urls[url] = httpx2.URL(url)
         while True:
             request = httpx2.Request(
-                method, url, headers=self._base_headers | headers, content=content, extensions={"timeout": limits}
+                method, parsed, headers=self._base_headers | headers, content=content, extensions={"timeout": limits}
             )
             try:
                 response = await self.transport.handle_async_request(request)
