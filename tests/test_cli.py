@@ -215,3 +215,9 @@ def test_summary_lists_every_check(sdk_base: str) -> None:
     completed = run_cli("check", f"{sdk_base}/stateless-json/mcp", "--allow-private")
     assert "  checks" in completed.stdout
     assert "ok   error_taxonomy" in completed.stdout and "--   tls_certificate (not_applicable)" in completed.stdout
+
+
+def test_tools_without_json_or_with_light_is_a_usage_error(sdk_base: str) -> None:
+    url = f"{sdk_base}/stateless-json/mcp"
+    assert run_cli("check", url, "--allow-private", "--tools").returncode == EXIT_USAGE
+    assert run_cli("check", url, "--allow-private", "--tools", "--json", "--light").returncode == EXIT_USAGE

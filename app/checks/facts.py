@@ -57,6 +57,7 @@ def blocked(facts: Facts, spec: CheckSpec, /, **evidence: Any) -> CheckVerdict:
     """The ``unverified`` verdict of a check whose step did not run."""
     if facts.gated:
         return verdict(spec, "unverified", "credential_required", **evidence)
-    if facts.result.reason == "probe_deadline" and "budget_exhausted" in spec.unverified:
+    late = facts.evidence.answered and facts.result.reason == "probe_deadline"
+    if late and "budget_exhausted" in spec.unverified:  # reached, then our own budget ran out
         return verdict(spec, "unverified", "budget_exhausted", **evidence)
     return verdict(spec, "unverified", "not_reached", **evidence)

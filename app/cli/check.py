@@ -143,6 +143,8 @@ def run_check(args: argparse.Namespace) -> int:
         return usage_error(f"{exc.reason}: {exc.message}")
     if credentials is not None and args.light:
         return usage_error("--header needs a full check (drop --light)")
+    if args.tools and (args.light or not args.json):
+        return usage_error("--tools needs --json and a full check (no --light)")
     try:
         result = anyio.run(_run, args, settings, credentials)
     except KeyboardInterrupt:
@@ -177,14 +179,20 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check.add_argument("url", help="the MCP endpoint URL (https://host/path)")
     check.add_argument("--light", action="store_true", help="handshake only, no tools/list and no check suite")
     check.add_argument("--json", action="store_true", help="print the full result as JSON")
-    check.add_argument("--tools", action="store_true", help="with --json: include the tool definitions")
+    check.add_argument("--tools", action="store_true", help="with --json (not --light): include the tool definitions")
     check.add_argument(
         "--header",
         action="append",
         metavar="'NAME: VALUE'",
-        help="send this header to the probed origin only (a credentialed check; Authorization and up to 8 more)",
+        help="send this header to the probed origin only (a credentialed check; Authorization and up to 8 "
+        "more; not with --light)",
     )
-    check.add_argument("--timeout", type=float, metavar="SECONDS", help="budget of the whole probe (default 15)")
+    check.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="budget of the whole probe in seconds: default 15, at most 120 (with --light: default 5, at most 60)",
+    )
     check.add_argument(
         "--allow-private",
         action="store_true",

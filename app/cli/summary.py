@@ -54,6 +54,8 @@ def _check_lines(result: ProbeResult) -> list[str]:
     lines = []
     if result.credentialed:
         lines.append(f"  credentialed with {', '.join(result.credential_headers)}")
+    if result.toolset_fingerprint:
+        lines.append(f"  tools fp   {result.toolset_fingerprint}")
     if result.schema_fingerprint:
         lines.append(f"  schema fp  {result.schema_fingerprint}")
     if result.category is not None:

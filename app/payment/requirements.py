@@ -56,12 +56,25 @@ def resource_info(settings: Settings) -> ResourceInfo:
 
 
 def discovery_extension() -> dict[str, Any]:
-    """The bazaar discovery extension: how to call the route (a JSON body with ``url``)."""
+    """The bazaar discovery extension: how to call the route (the check request body)."""
     return declare_discovery_extension(
         input={"url": "https://mcp.example.com/mcp"},
         input_schema={
             "type": "object",
-            "properties": {"url": {"type": "string", "description": "MCP endpoint (https, port 443)"}},
+            "properties": {
+                "url": {"type": "string", "description": "MCP endpoint (https, port 443)"},
+                "include": {
+                    "type": "array",
+                    "items": {"enum": ["tools"]},
+                    "maxItems": 1,
+                    "description": "tools: add the cleaned tool definitions to the result",
+                },
+                "headers": {
+                    "type": "object",
+                    "additionalProperties": {"type": "string"},
+                    "description": "credentialed check: Authorization and up to 8 more, sent to the probed origin",
+                },
+            },
             "required": ["url"],
             "additionalProperties": False,
         },

@@ -281,3 +281,16 @@ def test_fingerprints_remembered_for_a_list_give_the_same_answer_as_the_first_ti
         assert (first.fingerprint_error, second.fingerprint_error) == (error, error)
         assert first.schema_fingerprint == second.schema_fingerprint
         assert (first.schema_fingerprint is None) == (error is not None)
+
+
+async def test_a_server_that_never_answers_leaves_every_later_check_not_reached(raw: RawServer) -> None:
+    @raw.route("/mcp")
+    def silent(request: Request, conn: socket.socket) -> None:
+        time.sleep(3)
+
+    settings = Settings(allow_private=True, probe_timeout_s=1.0, session_end_timeout_s=0.2)
+    result = await full_check(raw.url("/mcp"), settings=settings)
+    got = states(result)
+    assert got["reachability"] == ("failed", "no_answer")
+    for check_id in ("transport", "handshake", "tools_list", "error_taxonomy", "latency"):
+        assert got[check_id] == ("unverified", "not_reached"), check_id  # one reason for one cause
