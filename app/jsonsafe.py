@@ -5,6 +5,10 @@ The C decoder recurses once per level and relies on the interpreter's recursion 
 a library that raises that limit (some compilers and tool chains do) would turn a body of
 100,000 ``[`` into a crash of the whole process. The scan is linear and skipped for documents
 with too few brackets to be deep.
+
+An integer literal longer than Python's safe conversion limit (4,300 digits) would make
+``json.loads`` refuse the whole document; it is read as a float instead (infinite when out of
+range), so one absurd number costs only what holds it (a canonical form refuses it).
 """
 
 from __future__ import annotations
@@ -55,4 +59,11 @@ def loads(raw: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     if _depth_exceeds(data, max_depth):
         raise TooDeep(f"JSON nested deeper than {max_depth} levels")
-    return json.loads(data)
+    return json.loads(data, parse_int=_integer)
+
+
+def _integer(text: str) -> int | float:
+    return int(text) if len(text) <= _INT_DIGITS else float(text)
+
+
+_INT_DIGITS = 4000

@@ -26,6 +26,8 @@ from app.probe.reasons import REASONS
 State = Literal["verified", "failed", "observed_risk", "unverified"]
 STATES: Final[tuple[str, ...]] = get_args(State)
 PROBE_REASONS: Final = "probe_reasons"
+#: The unverified reason of a judge that raised (a bug of ours); allowed for every check.
+JUDGE_FAILED: Final = "judge_failed"
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class CheckSpec:
         if state == "verified":
             return reason is None
         if state == "unverified":
-            return reason in self.unverified
+            return reason in self.unverified or reason == JUDGE_FAILED
         if state == "observed_risk":
             return reason in self.risk_reasons
         return reason in self.failure_reasons or (PROBE_REASONS in self.failure_reasons and reason in REASONS)

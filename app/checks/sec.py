@@ -48,9 +48,13 @@ def redirect_policy(facts: Facts, spec: CheckSpec) -> CheckVerdict:
         return verdict(spec, "unverified", "not_reached")
     evidence = {"http_status": result.http_status, "location": result.location}
     location = result.location
-    if not location:
+    try:
+        target = urljoin(result.url, location) if location else ""
+        urlsplit(target).port  # noqa: B018  (raises for a port that is not a number)
+    except ValueError:  # not a URL at all (an unclosed IPv6 literal, a bad port, ...)
+        target = ""
+    if not target:
         return verdict(spec, "failed", "location_missing", **evidence)
-    target = urljoin(result.url, location)
     if urlsplit(result.url).scheme == "https" and urlsplit(target).scheme == "http":
         return verdict(spec, "failed", "downgrade", **evidence)
     if not same_origin(target, result.url):

@@ -2,21 +2,22 @@
 
 Order: derive what several judges share (fingerprints over a complete list, the hygiene scan,
 the category), then run every judge of the catalogue, in catalogue order. Every check of the
-catalogue gets exactly one verdict; a judge that raises is a bug of ours and is reported as
-such by the caller (the probe's ``ProbeFailed`` path), never as a verdict about the server.
+catalogue gets exactly one verdict; a judge that raises is a bug of ours, logged, and its check
+is ``unverified`` with ``judge_failed`` (never a verdict about the server, never a 500).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.checks import drift, proto, reach, sec
 from app.checks.canonical import CanonicalFormError
-from app.checks.catalogue import CheckSpec, catalogue
+from app.checks.catalogue import JUDGE_FAILED, CheckSpec, catalogue
 from app.checks.category import categorise
 from app.checks.definitions import definitions
 from app.checks.facts import Facts
@@ -25,6 +26,7 @@ from app.checks.hygiene import scan_tools
 from app.checks.model import CategoryInfo, CheckResult, CheckVerdict, SuiteInfo
 from app.probe.runner import Observation
 
+logger = logging.getLogger("mcp_sonde.checks")
 Judge = Callable[[Facts, CheckSpec], CheckVerdict]
 
 JUDGES: dict[str, Judge] = {
@@ -91,9 +93,19 @@ def derive(observation: Observation) -> Facts:
 
 
 def judge(facts: Facts) -> list[CheckVerdict]:
-    """One verdict per check of the catalogue, in catalogue order."""
-    specs = catalogue().checks
-    return [JUDGES[check_id](facts, spec) for check_id, spec in specs.items()]
+    """One verdict per check of the catalogue, in catalogue order.
+
+    A judge that raises is a bug of ours: it is logged, and that one check is ``unverified``
+    with ``judge_failed``; the other verdicts and the probe's facts are still served.
+    """
+    verdicts = []
+    for check_id, spec in catalogue().checks.items():
+        try:
+            verdicts.append(JUDGES[check_id](facts, spec))
+        except Exception:
+            logger.exception("the %s judge failed", check_id)
+            verdicts.append(CheckVerdict(id=check_id, state="unverified", reason=JUDGE_FAILED))
+    return verdicts
 
 
 def full_result(

@@ -16,6 +16,11 @@ Policy:
   server's, not a failure to reach it: what arrived is read as far as it goes and the reply
   is marked ``body_incomplete``. When our JSON-RPC response is complete in what arrived, a
   tolerant client can use it, and so does the probe.
+- Nothing the verdict does not need is waited for: once our response is complete (a JSON body
+  that parses, or an SSE event whose lines are all in but whose blank line has not come), the
+  rest of the body gets at most :data:`GRACE_S` more (read to its end, the connection can be
+  reused; a server that stalls after it costs no more). A notification's reply body is never
+  needed: it gets the same grace from the headers on.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ from app.probe.jsonrpc import JsonObject, error_of, id_type_changed, matches
 from app.probe.sse import SseEvent, SseParser
 
 HEAD_BYTES = 8 * 1024
+#: Seconds the rest of a body may take once nothing in it can change the verdict.
+GRACE_S = 0.5
+#: Early parses tried per reply (each is linear; a body can end in "}" only so often).
+_EARLY_TRIES = 8
 _RETRYABLE = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
 
 
@@ -85,6 +94,8 @@ class Reply:
     body_incomplete: bool = False
 
 
+#: Nesting a reply may have: deep JSON Schemas are real (a fingerprint still refuses past 64).
+REPLY_DEPTH = 256
 #: Bytes of a body needed before its kind is guessed (enough for "<!doctype" or "retry:").
 SNIFF_BYTES = 64
 _WHITESPACE = b" \t\r\n"
@@ -98,6 +109,8 @@ class _Reader:
     pending: bytearray = field(default_factory=bytearray)
     json_buffer: bytearray = field(default_factory=bytearray)
     sse: SseParser | None = None
+    complete: bool = False  # our response is in hand (found early); the rest is not needed
+    tries: int = 0
 
     def feed(self, data: bytes) -> bool:
         """Consume decoded bytes; ``True`` when reading can stop. Linear in the input."""
@@ -110,10 +123,15 @@ class _Reader:
                 if not data:
                     return False
             self.pending += data
-            if len(self.pending) < SNIFF_BYTES:
-                return False
+            if len(self.pending) < SNIFF_BYTES and not self._evident():
+                return False  # a longer look is needed to tell the kind
             return self._decide()
         return self._consume(data)
+
+    def _evident(self) -> bool:
+        """The kind is clear before SNIFF_BYTES: JSON from its first byte, or the declared SSE or JSON confirmed."""
+        sniffed = sniff(bytes(self.pending))
+        return sniffed == "json" or (sniffed == self.reply.declared_kind and sniffed == "sse")
 
     def _decide(self) -> bool:
         reply = self.reply
@@ -127,14 +145,32 @@ class _Reader:
         reply = self.reply
         if reply.kind == "json":
             self.json_buffer += data
+            if self._may_be_whole(data) and not self.complete:
+                payload = _loads(bytes(self.json_buffer), None)
+                if payload is not None and self._messages(payload):
+                    reply.payload, self.complete = payload, True
             return False
         if reply.kind == "sse":
             assert self.sse is not None
-            return self._events(self.sse.feed(data))
+            if self._events(self.sse.feed(data)):
+                return True
+            pending = self.sse.pending_data() if self._may_be_whole(data) else None
+            if pending is not None and self._messages(_loads(pending.encode("utf-8"), None)):
+                self.complete = reply.sse_unterminated = True  # the event's blank line may never come
+            return False
         return len(self.head) >= HEAD_BYTES
+
+    def _may_be_whole(self, data: bytes) -> bool:
+        """Whether the bytes so far may end a JSON value (tried at most a few times per reply)."""
+        if self.expect_id is None or self.tries >= _EARLY_TRIES or not data.rstrip().endswith((b"}", b"]")):
+            return False
+        self.tries += 1
+        return True
 
     def finish(self) -> None:
         reply = self.reply
+        if self.complete:
+            return
         if reply.kind == "empty" and self.pending:
             self._decide()
         if reply.kind == "json" and reply.truncated:
@@ -182,11 +218,13 @@ def _settle_kind(declared: BodyKind | None, sniffed: BodyKind) -> BodyKind:
     return sniffed
 
 
-def _loads(raw: bytes, reply: Reply) -> Any:
+def _loads(raw: bytes, reply: Reply | None) -> Any:
+    """Parse a body or event; a failure marks ``reply`` (``None``: an early try, nothing to mark)."""
     try:
-        return jsonsafe.loads(raw)
+        return jsonsafe.loads(raw, max_depth=REPLY_DEPTH)
     except (ValueError, RecursionError):
-        reply.invalid_json = True
+        if reply is not None:
+            reply.invalid_json = True
         return None
 
 
@@ -244,7 +282,9 @@ class Exchanger:
         with anyio.CancelScope(deadline=anyio.current_time() + timeout_s) as scope:
             response = await self._send_with_retry(method, url, headers, content, read_timeout_s=self._read_timeout_s)
             try:
-                reading = self._start(response, expect_id)
+                reading = self._start(response, expect_id, scope)
+                if expect_id is None:  # a notification: its reply body is never needed
+                    reading.grace()
                 await self._consume(response, reading)
             finally:
                 await response.aclose()
@@ -300,15 +340,15 @@ class Exchanger:
             self.peer_certificate = ssl_object.getpeercert() or None
             self.peer_certificate_der = ssl_object.getpeercert(binary_form=True)
 
-    def _start(self, response: httpx2.Response, expect_id: int | None) -> _Reading:
+    def _start(self, response: httpx2.Response, expect_id: int | None, scope: anyio.CancelScope) -> _Reading:
         reply = Reply(status=response.status_code, headers=response.headers)
         reply.declared_kind = kind_from_header(response.headers.get("content-type"))
         try:
             decoder = CappedDecoder(response.headers.get("content-encoding", ""), self.cap)
         except UnsupportedEncoding:
             reply.unsupported_encoding = True
-            return _Reading(_Reader(reply, expect_id), None, stopped=True)
-        return _Reading(_Reader(reply, expect_id), decoder)
+            return _Reading(_Reader(reply, expect_id), None, scope, stopped=True)
+        return _Reading(_Reader(reply, expect_id), decoder, scope)
 
     @staticmethod
     async def _consume(response: httpx2.Response, reading: _Reading) -> None:
@@ -324,6 +364,8 @@ class Exchanger:
                 if data and reader.feed(data):
                     reading.stopped = True
                     break
+                if reader.complete:
+                    reading.grace()
                 if reader.reply.truncated:
                     break
         except UnsupportedEncoding:
@@ -340,8 +382,13 @@ class _Reading:
 
     reader: _Reader
     decoder: CappedDecoder | None
+    scope: anyio.CancelScope
     stopped: bool = False  # stopped at our response (or at a body that cannot be decoded)
     ended: bool = False  # the body was read as far as it goes
+
+    def grace(self) -> None:
+        """Nothing more in the body can change the verdict: give the rest at most GRACE_S."""
+        self.scope.deadline = min(self.scope.deadline, anyio.current_time() + GRACE_S)
 
     def done(self, *, cut_short: bool) -> Reply:
         """The reply; ``cut_short`` when the deadline passed.
@@ -355,6 +402,6 @@ class _Reading:
         if not self.stopped:
             self.reader.finish()
         reply.head = bytes(self.reader.head)
-        if cut_short and not self.ended and reply.response is None:
+        if cut_short and not self.ended and reply.response is None and self.reader.expect_id is not None:
             raise TimeoutError("the reply did not arrive completely in time")
         return reply

@@ -66,6 +66,10 @@ class SseParser:
             text = text.removeprefix("\ufeff")
         return self._lines(text)
 
+    def pending_data(self) -> str | None:
+        """The data of the event being read, when its lines are complete but its blank line has not come."""
+        return "\n".join(self._data) if self._has_data and not self._partial else None
+
     def close(self) -> list[SseEvent]:
         """Signal the end of the stream; return a last event whose lines were complete (see module docs)."""
         events = self._lines(self._decoder.decode(b"", final=True))
@@ -123,8 +127,8 @@ class SseParser:
         elif field == "id":
             if "\x00" not in value:
                 self.last_event_id = value
-        elif field == "retry" and value.isascii() and value.isdigit():
-            self.retry_ms = int(value)
+        elif field == "retry" and value.isascii() and value.isdigit() and len(value) <= 10:
+            self.retry_ms = int(value)  # longer digit strings are no sane delay (and int() refuses 4,300+)
         return None
 
     def _make_event(self, *, terminated: bool) -> SseEvent:

@@ -148,6 +148,8 @@ class Conversation:
             self.findings.warn("response_id_type_changed")
         if reply.body_incomplete:
             self.findings.warn("reply_incomplete")
+        if reply.truncated and reply.response is not None:
+            self.findings.warn("reply_truncated")  # more followed the response than the cap allows
         return reply
 
     async def send(self, step: str, body: JsonObject, headers: dict[str, str], *, expect: bool = True) -> Reply:

@@ -294,3 +294,29 @@ async def test_a_server_that_never_answers_leaves_every_later_check_not_reached(
     assert got["reachability"] == ("failed", "no_answer")
     for check_id in ("transport", "handshake", "tools_list", "error_taxonomy", "latency"):
         assert got[check_id] == ("unverified", "not_reached"), check_id  # one reason for one cause
+
+
+@pytest.mark.parametrize("location", ["http://[::1", "http://a\uff03b.example/x", "http://host:port/x"])
+async def test_redirect_with_an_unparsable_location_fails_the_check_not_the_service(
+    raw: RawServer, dev_settings: Settings, location: str
+) -> None:
+    @raw.route("/mcp")
+    def moved(request: Request, conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 307 X\r\ncontent-length: 0\r\nlocation: " + location.encode() + b"\r\n\r\n")
+
+    result = await full_check(raw.url("/mcp"), settings=dev_settings)
+    assert states(result)["redirect_policy"] == ("failed", "location_missing")
+
+
+async def test_a_judge_that_raises_leaves_only_its_check_unverified(
+    sdk_base: str, dev_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.checks import suite
+
+    def broken(facts: object, spec: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setitem(suite.JUDGES, "latency", broken)
+    result = await full_check(f"{sdk_base}/stateless-json/mcp", settings=dev_settings)
+    assert states(result)["latency"] == ("unverified", "judge_failed")
+    assert states(result)["transport"] == ("verified", None) and result.status == "ok"

@@ -96,7 +96,9 @@ async def test_gzip_bomb_is_cut_at_the_cap(raw: RawServer, dev_settings: Setting
         _current, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert (result.status, result.reason) == ("not_mcp", "reply_too_large")
+    # The response is complete at the start of the body; the padding after it (legal JSON
+    # whitespace) is read up to the cap and no further, and said.
+    assert (result.status, result.reason) == ("ok", "ok") and "reply_truncated" in result.warnings
     assert peak < 16 * 1024 * 1024
 
 

@@ -187,3 +187,90 @@ async def test_budget_running_out_during_tools_list_keeps_what_the_handshake_fou
     assert result.server is not None and result.server.name == "mini"
     assert (result.era, result.transport, result.protocol_version) == ("legacy", "streamable_http", "2025-11-25")
     assert observation.evidence.answered and observation.evidence.handshake == "initialize"
+
+
+def _stalling(raw: RawServer, kind: str) -> None:
+    """Answers every request completely, then leaves the body open (each ``kind`` a framing)."""
+
+    @raw.route("/mcp")
+    def stall(request: Request, conn: socket.socket) -> bool | None:
+        message = request.message
+        if message.get("method") == "server/discover":  # a 2025-era server: initialize, then a notification
+            error = {"code": -32000, "message": "Bad Request: Server not initialized"}
+            send_json(conn, 400, {"jsonrpc": "2.0", "id": None, "error": error})
+            return None
+        if "id" not in message:
+            if kind == "notification_stream":  # notifications/initialized answered with an open stream
+                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n: hello\n\n")
+                time.sleep(10)
+                return True
+            send(conn, 202)
+            return None
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": MiniMcp()._result(message["method"])})
+        if kind == "content_length_too_large":
+            head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body) + 100}\r\n\r\n"
+            conn.sendall(head.encode() + body.encode())
+        elif kind == "chunked_without_last_chunk":
+            head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+            conn.sendall(head.encode() + f"{len(body):x}\r\n{body}\r\n".encode())
+        elif kind == "sse_event_without_blank_line":
+            head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n"
+            conn.sendall(head.encode() + f"event: message\ndata: {body}\n".encode())
+        else:  # notification_stream: the requests themselves are answered normally
+            send_json(conn, 200, json.loads(body))
+            return None
+        time.sleep(10)
+        return True
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["content_length_too_large", "chunked_without_last_chunk", "sse_event_without_blank_line", "notification_stream"],
+)
+async def test_complete_reply_whose_body_then_stalls_costs_no_budget(raw: RawServer, kind: str) -> None:
+    _stalling(raw, kind)
+    settings = Settings(allow_private=True, probe_timeout_s=8.0, session_end_timeout_s=0.5)  # default step cap
+    started = time.monotonic()
+    result = await probe(raw.url("/mcp"), settings=settings)
+    assert (result.status, result.tools and result.tools.count) == ("ok", 2), result.reason
+    assert time.monotonic() - started < 5.0  # a grace of 0.5 s per stalled reply, never the budget
+    assert "reply_incomplete" in result.warnings
+
+
+async def test_sse_retry_field_of_thousands_of_digits_is_ignored(raw: RawServer, dev_settings: Settings) -> None:
+    @raw.route("/mcp")
+    def retry(request: Request, conn: socket.socket) -> None:
+        message = request.message
+        if "id" not in message:
+            send(conn, 202)
+            return
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": MiniMcp()._result(message["method"])})
+        stream = "retry: " + "9" * 5000 + "\n\nevent: message\ndata: " + body + "\n\n"
+        send(conn, 200, {"content-type": "text/event-stream"}, stream.encode())
+
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert (result.status, result.tools and result.tools.count) == ("ok", 2)
+
+
+async def test_one_absurd_integer_or_a_deep_schema_does_not_sink_the_page(
+    raw: RawServer, dev_settings: Settings
+) -> None:
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(80):
+        deep = {"type": "object", "properties": {"x": deep}}
+
+    @raw.route("/mcp")
+    def odd(request: Request, conn: socket.socket) -> None:
+        message = request.message
+        if "id" not in message:
+            send(conn, 202)
+            return
+        result = MiniMcp()._result(message["method"])
+        if message["method"] == "tools/list":
+            result = {"tools": [{"name": "deep", "inputSchema": deep}, {"name": "big", "inputSchema": {"maximum": 0}}]}
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        body = body.replace('"maximum": 0', '"maximum": ' + "9" * 5000)
+        send(conn, 200, {"content-type": "application/json"}, body.encode())
+
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert (result.status, result.tools and result.tools.names) == ("ok", ["deep", "big"])
