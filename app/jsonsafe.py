@@ -14,6 +14,7 @@ range), so one absurd number costs only what holds it (a canonical form refuses 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 64
@@ -49,7 +50,11 @@ def _depth_exceeds(raw: bytes, limit: int) -> bool:
     return False
 
 
-def loads(raw: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
+def loads(
+    raw: bytes | str,
+    max_depth: int = MAX_DEPTH,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
     """``json.loads`` for untrusted input.
 
     Raises:
@@ -59,7 +64,7 @@ def loads(raw: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     if _depth_exceeds(data, max_depth):
         raise TooDeep(f"JSON nested deeper than {max_depth} levels")
-    return json.loads(data, parse_int=_integer)
+    return json.loads(data, parse_int=_integer, object_pairs_hook=object_pairs_hook)
 
 
 def _integer(text: str) -> int | float:

@@ -221,3 +221,19 @@ def test_tools_without_json_or_with_light_is_a_usage_error(sdk_base: str) -> Non
     url = f"{sdk_base}/stateless-json/mcp"
     assert run_cli("check", url, "--allow-private", "--tools").returncode == EXIT_USAGE
     assert run_cli("check", url, "--allow-private", "--tools", "--json", "--light").returncode == EXIT_USAGE
+
+
+@pytest.mark.parametrize("delay_s", [0.15, 0.3])
+def test_ctrl_c_while_starting_up_ends_cleanly_with_130(raw: RawServer, delay_s: float) -> None:
+    _hanging(raw)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "check", raw.url("/mcp"), "--allow-private"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(delay_s)
+    process.send_signal(signal.SIGINT)
+    _out, err = process.communicate(timeout=20)
+    assert process.returncode == EXIT_INTERRUPTED, err
+    assert "Traceback" not in err

@@ -15,7 +15,7 @@ from app.checks.model import CheckVerdict
 def _fingerprint(facts: Facts, spec: CheckSpec, value: str | None) -> CheckVerdict:
     if facts.result.tools is None or not facts.handshake_done:
         return blocked(facts, spec)
-    if not facts.evidence.list_complete:
+    if not facts.whole_list:
         return verdict(spec, "unverified", "list_incomplete")
     if value is None:
         return verdict(spec, "failed", "not_canonical", error=facts.fingerprint_error)

@@ -41,6 +41,11 @@ class Facts:
         return self.result.status == "auth"
 
     @property
+    def whole_list(self) -> bool:
+        """Every tool definition of a list read to its end is in hand (none dropped at the keep limit)."""
+        return self.evidence.list_complete and not self.evidence.entries_capped
+
+    @property
     def handshake_done(self) -> bool:
         """``server/discover`` or ``initialize`` completed."""
         return self.evidence.handshake is not None

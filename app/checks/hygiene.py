@@ -24,6 +24,7 @@ import hashlib
 import json
 import logging
 import re
+import threading
 import unicodedata
 from bisect import bisect_right
 from collections import OrderedDict
@@ -275,16 +276,20 @@ def _match(rule: Rule, texts: _Texts) -> str | None:
 
 def _scan_tool(tool: Mapping[str, Any], budget: int) -> tuple[list[HygieneFinding], int]:
     key = _memo_key(tool, budget)
-    if key is not None and (known := _MEMO.get(key)) is not None:
-        _MEMO.move_to_end(key)
+    with _MEMO_LOCK:
+        known = _MEMO.get(key) if key is not None else None
+        if key is not None and known is not None:
+            _MEMO.move_to_end(key)
+    if known is not None:
         return list(known[0]), known[1]
     texts = _Texts(tool, budget)
     label = clean_text(texts.name, 128) or ""
     found = [HygieneFinding(rule.id, label, excerpt) for rule in RULES if (excerpt := _match(rule, texts)) is not None]
     if key is not None:
-        _MEMO[key] = (tuple(found), budget - texts.budget)
-        if len(_MEMO) > MEMO_SIZE:
-            _MEMO.popitem(last=False)
+        with _MEMO_LOCK:
+            _MEMO[key] = (tuple(found), budget - texts.budget)
+            if len(_MEMO) > MEMO_SIZE:
+                _MEMO.popitem(last=False)
     return found, budget - texts.budget
 
 
@@ -295,6 +300,7 @@ def _scan_tool(tool: Mapping[str, Any], budget: int) -> tuple[list[HygieneFindin
 MEMO_SIZE: Final = 4096
 MEMO_KEY_LIMIT: Final = 256 * 1024
 _MEMO: OrderedDict[tuple[int, bytes], tuple[tuple[HygieneFinding, ...], int]] = OrderedDict()
+_MEMO_LOCK = threading.Lock()  # the suite runs on worker threads
 
 
 def _memo_key(tool: Mapping[str, Any], budget: int) -> tuple[int, bytes] | None:

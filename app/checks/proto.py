@@ -13,8 +13,16 @@ from app.checks.facts import Facts, blocked, verdict
 from app.checks.model import CheckVerdict
 from app.probe.jsonrpc import HANDSHAKE_VERSION, MODERN_VERSION
 
+#: JSON-RPC codes that say the server broke, not that it refused: internal error, parse error.
+_BROKEN_CODES = frozenset({-32603, -32700})
 _HANDSHAKE_STEPS = frozenset({"server/discover", "initialize", "sse/connect", "dns", "probe"})
-_HANDSHAKE_WARNINGS = ("protocol_version_missing", "server_info_invalid", "capabilities_invalid")
+_HANDSHAKE_WARNINGS = (
+    "protocol_version_missing",
+    "server_info_missing",
+    "server_info_invalid",
+    "capabilities_missing",
+    "capabilities_invalid",
+)
 
 
 def protocol_revision(facts: Facts, spec: CheckSpec) -> CheckVerdict:
@@ -58,6 +66,8 @@ def tools_list(facts: Facts, spec: CheckSpec) -> CheckVerdict:
     if result.failed_step == "tools/list":
         if result.reason == "probe_deadline":
             return verdict(spec, "unverified", "budget_exhausted", **shape)
+        if result.status == "auth":  # a sign-in wall met only at the list
+            return verdict(spec, "unverified", "credential_required", **shape)
         return verdict(spec, "failed", result.reason, http_status=result.http_status, **shape)
     if tools.error_code is not None or "error_answer" in evidence.list_problems:
         return verdict(spec, "failed", "error_answer", code=tools.error_code, **shape)
@@ -84,6 +94,8 @@ def error_taxonomy(facts: Facts, spec: CheckSpec) -> CheckVerdict:
             return blocked(facts, spec, withheld=refusal.withheld)
         return verdict(spec, "unverified", reason, withheld=refusal.withheld)
     answer = {"kind": refusal.kind, "http_status": refusal.http_status, "elapsed_ms": refusal.elapsed_ms}
+    if refusal.kind == "jsonrpc_error" and refusal.code in _BROKEN_CODES:
+        return verdict(spec, "failed", "internal_error", code=refusal.code, **answer)
     if refusal.kind == "jsonrpc_error":
         return verdict(spec, "verified", code=refusal.code, spec_code=refusal.code == -32602, **answer)
     if refusal.kind == "tool_error":

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 
+import anyio
+import anyio.to_thread
 import httpcore2
 
 from app.checks.model import CheckResult
@@ -16,6 +19,14 @@ from app.probe.runner import Observation, ProbeFailed, observe, unresolved_resul
 from app.settings import Settings
 
 logger = logging.getLogger("mcp_sonde.checks")
+_LIMITER: anyio.CapacityLimiter | None = None
+
+
+def _judging() -> anyio.CapacityLimiter:
+    global _LIMITER
+    if _LIMITER is None:
+        _LIMITER = anyio.CapacityLimiter(2)
+    return _LIMITER
 
 
 async def full_check(
@@ -46,7 +57,10 @@ async def full_check(
     )
     try:
         names = credentials.names() if credentials is not None else ()
-        return full_result(observation, credential_headers=names, include_tools=include_tools)
+        judge = functools.partial(full_result, observation, credential_headers=names, include_tools=include_tools)
+        # Judging a hostile list of 2,000 tools is seconds of CPU: off the event loop, so the
+        # service keeps answering meanwhile (at most two suites at once, one per core).
+        return await anyio.to_thread.run_sync(judge, limiter=_judging())
     except Exception as exc:
         logger.exception("the check suite failed internally")
         raise ProbeFailed("probe_internal_error", "the check suite failed through a fault of its own") from exc

@@ -15,6 +15,9 @@ from app.checks.facts import Facts, blocked, verdict
 from app.checks.model import CheckVerdict
 from app.probe.legacy_sse import same_origin
 
+#: Findings reported in a verdict's evidence (``total`` counts them all): the answer stays small.
+MAX_FINDINGS = 100
+
 
 def tls_certificate(facts: Facts, spec: CheckSpec) -> CheckVerdict:
     """The certificate verified, and is valid for longer than ``params.warn_days``."""
@@ -119,7 +122,8 @@ def tool_description_hygiene(facts: Facts, spec: CheckSpec) -> CheckVerdict:
         return blocked(facts, spec)
     scanned = len(facts.evidence.tool_entries)
     if facts.hygiene:
-        return verdict(spec, "observed_risk", "findings", scanned=scanned, findings=facts.hygiene)
-    if not facts.evidence.list_complete:
+        shown = facts.hygiene[:MAX_FINDINGS]
+        return verdict(spec, "observed_risk", "findings", scanned=scanned, total=len(facts.hygiene), findings=shown)
+    if not facts.whole_list:
         return verdict(spec, "unverified", "list_incomplete", scanned=scanned)
     return verdict(spec, "verified", scanned=scanned)

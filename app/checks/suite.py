@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -50,6 +51,7 @@ JUDGES: dict[str, Judge] = {
 #: same tools check after check, and the canonical form is the dearest part of a fingerprint.
 _PRINTS: OrderedDict[bytes, tuple[str | None, str | None, str | None]] = OrderedDict()
 _PRINTS_SIZE = 1024
+_PRINTS_LOCK = threading.Lock()  # suites run on worker threads
 
 
 def _fingerprints(entries: list[dict[str, Any]]) -> tuple[str | None, str | None, str | None]:
@@ -60,18 +62,20 @@ def _fingerprints(entries: list[dict[str, Any]]) -> tuple[str | None, str | None
         ).digest()
     except (TypeError, ValueError, RecursionError):
         key = None
-    if key is not None and key in _PRINTS:
-        _PRINTS.move_to_end(key)
-        return _PRINTS[key]
+    with _PRINTS_LOCK:
+        if key is not None and key in _PRINTS:
+            _PRINTS.move_to_end(key)
+            return _PRINTS[key]
     try:
         prints = fingerprints(entries)
         known: tuple[str | None, str | None, str | None] = (prints.toolset, prints.schema, None)
     except CanonicalFormError as exc:
         known = (None, None, exc.reason)
     if key is not None:
-        _PRINTS[key] = known
-        if len(_PRINTS) > _PRINTS_SIZE:
-            _PRINTS.popitem(last=False)
+        with _PRINTS_LOCK:
+            _PRINTS[key] = known
+            if len(_PRINTS) > _PRINTS_SIZE:
+                _PRINTS.popitem(last=False)
     return known
 
 
@@ -79,7 +83,7 @@ def derive(observation: Observation) -> Facts:
     """The facts the judges read (see the module docs)."""
     evidence = observation.evidence
     toolset = schema = error = None
-    if evidence.list_complete:
+    if evidence.list_complete and not evidence.entries_capped:
         toolset, schema, error = _fingerprints(evidence.tool_entries)
     findings = [{"rule": f.rule, "tool": f.tool, "excerpt": f.excerpt} for f in scan_tools(evidence.tool_entries)]
     return Facts(

@@ -17,21 +17,15 @@ import sys
 from collections.abc import Sequence
 
 from app import __version__
-from app.cli.check import (
-    EXIT_CODES,
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_REFUSED,
-    EXIT_USAGE,
-    settings_of,
-)
-from app.cli.check import add_parser as add_check
+from app.cli.codes import EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_REFUSED, EXIT_USAGE
 from app.logs import SERVICE_LOGGING, configure_cli_logging
 
 __all__ = ["EXIT_CODES", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_REFUSED", "EXIT_USAGE", "build_parser", "main"]
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from app.cli.check import settings_of
+
     overrides = {
         name: value
         for name, value in (("host", args.host), ("port", args.port), ("workers", args.workers))
@@ -70,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp-sonde", description="Live checks of remote MCP servers.")
     parser.add_argument("--version", action="version", version=f"mcp-sonde {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
+    from app.cli.check import add_parser as add_check  # the probe's imports: inside main's Ctrl-C guard
+
     add_check(commands)
     serve = commands.add_parser("serve", help="run the HTTP API (settings: MCP_SONDE_* and REDIS_URL)")
     serve.add_argument("--host", help="listen address (default 127.0.0.1)")
@@ -90,10 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")  # never fail on output, whatever a server sent
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         code: int = args.handler(args)
-    except KeyboardInterrupt:  # Ctrl-C outside the probe: no traceback
+    except KeyboardInterrupt:  # Ctrl-C outside the probe (while importing, say): no traceback
         sys.stderr.write("interrupted\n")
         return EXIT_INTERRUPTED
     return code

@@ -18,6 +18,7 @@ import anyio
 from pydantic import ValidationError
 
 from app.checks.run import full_check
+from app.cli.codes import EXIT_CODES, EXIT_HELP, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_REFUSED, EXIT_USAGE
 from app.cli.progress import Progress
 from app.cli.summary import write_summary
 from app.errors import SondeError, TargetRefused
@@ -25,32 +26,6 @@ from app.probe import ProbeResult, probe
 from app.probe.credentials import CredentialRefused, Credentials, validate
 from app.settings import Settings
 
-#: Process exit code per status class; 2 is a usage error, 3 a refused URL, 1 an internal error.
-EXIT_CODES: Final[dict[str, int]] = {
-    "ok": 0,
-    "auth": 10,
-    "not_found": 11,
-    "client_error": 12,
-    "server_error": 13,
-    "redirect": 14,
-    "not_mcp": 15,
-    "timeout": 16,
-    "tls": 17,
-    "dns": 18,
-    "unreachable": 19,
-}
-EXIT_REFUSED: Final = 3
-EXIT_USAGE: Final = 2
-EXIT_INTERNAL: Final = 1
-EXIT_INTERRUPTED: Final = 130
-EXIT_HELP: Final = (
-    "exit codes: "
-    + ", ".join(f"{code} {status}" for status, code in EXIT_CODES.items())
-    + (
-        f"; {EXIT_REFUSED} the URL was refused (nothing was connected to); {EXIT_USAGE} usage error; "
-        f"{EXIT_INTERNAL} internal fault; {EXIT_INTERRUPTED} interrupted (Ctrl-C)"
-    )
-)
 _LOCAL_HINT_REASONS: Final = frozenset(
     {"scheme_not_https", "port_not_allowed", "host_ip_literal", "address_not_public"}
 )
@@ -132,8 +107,10 @@ def run_check(args: argparse.Namespace) -> int:
         overrides["allow_private"] = True
     if args.ca_bundle:
         overrides["ca_bundle"] = args.ca_bundle
-    if args.timeout is not None:
+    if args.timeout is not None:  # the budget of the whole probe; one exchange may use all of it
         overrides["light_probe_timeout_s" if args.light else "probe_timeout_s"] = args.timeout
+        if args.timeout == args.timeout and args.timeout > 0:  # (a bad value is refused by the settings)
+            overrides["step_timeout_s"] = max(args.timeout, Settings.model_fields["step_timeout_s"].default)
     settings = settings_of(overrides)
     if settings is None:
         return EXIT_USAGE

@@ -62,7 +62,9 @@ class Evidence:
         answered: an HTTP response came back to a handshake request (``server/discover``,
             ``initialize`` or the legacy event stream): the server was reached.
         handshake: the request that completed the handshake, if one did.
-        tool_entries: the tool objects as listed, one per distinct name, in server order.
+        tool_entries: the tool objects as listed, one per distinct name, in server order (at
+            most ``MAX_TOOL_ENTRIES``; ``entries_capped`` says when more were listed).
+        names: every distinct tool name listed (for duplicates and the refusal call).
         list_problems: stable keys of what was wrong with the shape of ``tools/list``.
         list_complete: the list was read to its end (every page, nothing cut).
         refusal: the refusal call, when the probe got that far.
@@ -71,6 +73,8 @@ class Evidence:
     answered: bool = False
     handshake: Literal["server/discover", "initialize"] | None = None
     tool_entries: list[dict[str, Any]] = field(default_factory=list)
+    entries_capped: bool = False
+    names: set[str] = field(default_factory=set)
     list_problems: list[str] = field(default_factory=list)
     list_complete: bool = False
     refusal: Refusal | None = None

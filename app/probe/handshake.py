@@ -6,7 +6,9 @@ of its fields may be missing or of the wrong type. A missing or non-string ``pro
 is recorded as unknown (warning ``protocol_version_missing``) and no ``MCP-Protocol-Version``
 header is sent after it (the server then assumes 2025-03-26, as the transport spec says); a
 ``serverInfo`` or ``capabilities`` that is not an object is dropped (``server_info_invalid``,
-``capabilities_invalid``). The check suite judges these deviations (the ``handshake`` check);
+``capabilities_invalid``); a missing one, or a ``serverInfo`` without a string ``name`` and
+``version``, is noted (``server_info_missing``, ``capabilities_missing``,
+``server_info_invalid``). The check suite judges these deviations (the ``handshake`` check);
 the status stays that of a server that answered.
 
 Sessions (MCP 2025-11-25 ``basic/transports``, "Session Management"): an ``Mcp-Session-Id`` of
@@ -36,7 +38,7 @@ def record_modern(findings: Findings, result: JsonObject, reply: Reply) -> None:
     findings.protocol_version = MODERN_VERSION
     meta = result.get("_meta")
     info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
-    _record_common(findings, result, reply, info if isinstance(info, dict) else result.get("serverInfo"))
+    _record_common(findings, result, reply, info if info is not None else result.get("serverInfo"))
 
 
 def record_legacy(findings: Findings, result: JsonObject, reply: Reply, *, sse: bool) -> str | None:
@@ -47,6 +49,8 @@ def record_legacy(findings: Findings, result: JsonObject, reply: Reply, *, sse: 
     findings.protocol_version = clean_text(version, 64) or None
     if findings.protocol_version is None:
         findings.warn("protocol_version_missing")
+    if "serverInfo" not in result:  # required by InitializeResult
+        findings.warn("server_info_missing")
     _record_common(findings, result, reply, result.get("serverInfo"))
     return version if isinstance(version, str) and _VERSION_TOKEN.fullmatch(version) else None
 
@@ -64,6 +68,8 @@ def session_of(findings: Findings, reply: Reply) -> str | None:
 
 
 def _record_common(findings: Findings, result: JsonObject, reply: Reply, info: Any) -> None:
+    if "capabilities" not in result:  # required by InitializeResult and DiscoverResult
+        findings.warn("capabilities_missing")
     findings.http_status = reply.status
     findings.latency_ms = reply.elapsed_ms
     findings.server = _server_info(info, findings)
@@ -78,6 +84,8 @@ def _server_info(info: Any, findings: Findings) -> ServerInfo | None:
         if info is not None:
             findings.warn("server_info_invalid")
         return None
+    if not (isinstance(info.get("name"), str) and isinstance(info.get("version"), str)):
+        findings.warn("server_info_invalid")  # Implementation requires a string name and version
     return ServerInfo(
         name=clean_text(info.get("name"), 128),
         version=clean_text(info.get("version"), 64),

@@ -43,7 +43,7 @@ def withheld(findings: Findings) -> RefusalWithheld | None:
         return "not_reached"
     if not findings.evidence.list_complete:
         return "list_incomplete"
-    if any(entry.get("name") == REFUSAL_TOOL for entry in findings.evidence.tool_entries):
+    if REFUSAL_TOOL in findings.evidence.names:
         return "name_listed"
     return None
 

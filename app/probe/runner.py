@@ -202,12 +202,13 @@ async def _run(target: TargetUrl, findings: Findings, plan: _Plan, resolved: Res
             findings=findings,
             client_info=client_info(),
             deadline=flow_deadline,
+            handshake_deadline=deadline,
             step_timeout_s=settings.step_timeout_s,
             max_pages=settings.tools_max_pages,
             refusal_timeout_s=settings.refusal_timeout_s,
             credentials=plan.credentials or None,
         )
-        with anyio.move_on_after(max(0.0, flow_deadline - time.monotonic())) as scope:
+        with anyio.move_on_after(max(0.0, deadline - time.monotonic())) as scope:
             await conversation.run()
         if scope.cancelled_caught and findings.current_step == "tools/call":
             # the refusal call never decides the status

@@ -78,6 +78,8 @@ from app.probe.text import clean_text
 from app.probe.tools import list_tools
 
 ACCEPT = "application/json, text/event-stream"
+#: Steps that may use the whole budget (the rest stop early enough to leave time for the DELETE).
+HANDSHAKE_STEPS = frozenset({"server/discover", "initialize", "sse/connect"})
 #: Answers to ``server/discover`` that end the probe: credentials are wanted, or a second
 #: request would only be refused again (rate limit, firewall page).
 _NO_FALLBACK = frozenset(
@@ -98,6 +100,9 @@ class Conversation:
         url: the normalised target URL.
         findings: where facts and the verdict are recorded.
         client_info: the ``clientInfo`` / ``io.modelcontextprotocol/clientInfo`` object.
+        handshake_deadline: ``time.monotonic()`` value by which the handshake must end: the
+            whole probe's (a server slow to answer ``initialize`` may use it all; the closing
+            DELETE then gets what is left, or is skipped).
         deadline: ``time.monotonic()`` value by which the conversation must end (the
             session end has its own small budget after it).
         step_timeout_s: budget of one exchange, seconds (clipped to the deadline).
@@ -111,6 +116,7 @@ class Conversation:
     findings: Findings
     client_info: JsonObject
     deadline: float
+    handshake_deadline: float
     step_timeout_s: float
     max_pages: int
     refusal_timeout_s: float = 5.0
@@ -155,7 +161,8 @@ class Conversation:
     async def send(self, step: str, body: JsonObject, headers: dict[str, str], *, expect: bool = True) -> Reply:
         """Send one message; on a transport failure record it and stop the conversation."""
         self.findings.step(step)
-        remaining = self.deadline - time.monotonic()
+        limit = self.handshake_deadline if step in HANDSHAKE_STEPS else self.deadline
+        remaining = limit - time.monotonic()
         timeout = min(self.step_timeout_s, remaining)
         if timeout <= 0:
             self.findings.fail(step, Verdict("probe_deadline"))
@@ -263,7 +270,7 @@ class Conversation:
         """Open the event stream; ``True`` when the URL speaks HTTP+SSE (the SSE path decided the result)."""
         step = "sse/connect"
         self.findings.step(step)
-        timeout = min(self.step_timeout_s, self.deadline - time.monotonic())
+        timeout = min(self.step_timeout_s, self.handshake_deadline - time.monotonic())
         if timeout <= 0:
             return False
         started = time.monotonic()
@@ -289,7 +296,7 @@ class Conversation:
                 await response.aclose()
 
     async def _sse_session(self, step: str, stream: EventStream, started: float, http_status: int) -> None:
-        wait = min(ENDPOINT_WAIT_S, self.deadline - time.monotonic())
+        wait = min(ENDPOINT_WAIT_S, self.handshake_deadline - time.monotonic())
         found = await stream.wait(lambda: stream.endpoint is not None, wait)
         self.findings.timings.sse_connect_ms = round((time.monotonic() - started) * 1000, 1)
         if not found or stream.endpoint is None:
@@ -331,7 +338,10 @@ class Conversation:
 
     async def end_session(self, timeout_s: float) -> None:
         """DELETE the session when one was issued (legacy era only); never changes the verdict."""
-        if self.session_id is None or self.findings.session is None or timeout_s <= 0:
+        if self.session_id is None or self.findings.session is None:
+            return
+        if timeout_s <= 0:
+            self.findings.warn("session_end_skipped")  # the handshake used the whole budget
             return
         headers = self.headers_for()
         headers.pop("Content-Type")

@@ -10,7 +10,9 @@ never a failure of a working server:
 
 - ``result_bare_array``: the result is the array of tools itself, not ``{"tools": [...]}``;
 - ``tools_as_object``: ``tools`` is an object of tool objects (keyed by name) instead of a list;
-- ``result_not_object`` / ``tools_missing``: nothing to read on the page;
+- ``result_not_object`` / ``tools_missing``: nothing to read on the page (the list is then not
+  complete: no fingerprint, no refusal call);
+- ``cursor_invalid``: a ``nextCursor`` that is not a string (the list may go on; not complete);
 - ``entry_not_object`` / ``entry_without_name``: entries that are not tool objects with a
   string ``name`` (null, strings, a missing or empty name) are counted as invalid;
 - ``duplicate_tool``: a name already listed (on this page or an earlier one) is counted once,
@@ -56,6 +58,8 @@ class Conversing(Protocol):
 
 
 MAX_TOOL_NAMES = 100
+#: Page problems after which the list cannot be said to be read to its end.
+UNREADABLE = frozenset({"result_not_object", "tools_missing", "cursor_invalid"})
 #: Most tool objects kept as evidence per probe (a page is capped in bytes already).
 MAX_TOOL_ENTRIES = 2000
 _TOOLS_ARRAY = re.compile(r'^\s*\{.{0,200}?"result"\s*:\s*\{\s*"tools"\s*:\s*\[', re.DOTALL)
@@ -88,7 +92,7 @@ def read_page(result: Any, tools: ToolsInfo, findings: Findings) -> str | None:
             findings.warn(_WARNINGS.get(key, key))
         return None
     evidence = findings.evidence
-    seen = {entry["name"] for entry in evidence.tool_entries}
+    seen = evidence.names
     for entry in entries:
         if not isinstance(entry, dict):
             tools.invalid_entries += 1
@@ -110,9 +114,14 @@ def read_page(result: Any, tools: ToolsInfo, findings: Findings) -> str | None:
             tools.names.append(name)
         if len(evidence.tool_entries) < MAX_TOOL_ENTRIES:
             evidence.tool_entries.append(entry)
+        else:
+            evidence.entries_capped = True
     for key in evidence.list_problems:
         findings.warn(_WARNINGS.get(key, key))
     cursor = result.get("nextCursor") if isinstance(result, dict) else None
+    if cursor is not None and not isinstance(cursor, str):
+        evidence.problem("cursor_invalid")  # the list may go on, but no client can ask for it
+        findings.warn("cursor_invalid")
     return cursor if isinstance(cursor, str) and cursor else None
 
 
@@ -184,7 +193,8 @@ async def list_tools(conversation: Conversing, *, modern: bool) -> None:
             cursor = read_page(reply.response.get("result"), tools, conversation.findings)
             tools.pages_read += 1
             if cursor is None:
-                conversation.findings.evidence.list_complete = True
+                unread = UNREADABLE.intersection(conversation.findings.evidence.list_problems)
+                conversation.findings.evidence.list_complete = not unread
                 return
             if cursor in seen:
                 tools.cursor_repeated = True

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 from starlette.requests import ClientDisconnect, Request
 
 from app import jsonsafe
-from app.probe.credentials import MAX_NAMED, CredentialRefused, Credentials, validate
+from app.probe.credentials import CredentialRefused, Credentials, validate
 from app.service.errors import ApiError
 
 
@@ -27,7 +27,7 @@ class CheckRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     url: StrictStr
     include: list[Literal["tools"]] = Field(default_factory=list, max_length=1)
-    headers: dict[StrictStr, StrictStr] | None = Field(default=None, max_length=MAX_NAMED + 1)
+    headers: dict[StrictStr, StrictStr] | None = Field(default=None, max_length=64)  # the policy says fewer
 
     @property
     def include_tools(self) -> bool:
@@ -72,6 +72,21 @@ async def read_body(request: Request, max_bytes: int, timeout_s: float) -> bytes
     return bytes(body)
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, in_headers: bool) -> None:
+        super().__init__("duplicate key")
+        self.in_headers = in_headers
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """JSON objects with a key given twice are refused (RFC 8259 section 4 leaves them undefined)."""
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        # the headers object is the one whose values are all strings and holds no "url"
+        raise _DuplicateKey(in_headers="url" not in keys and all(isinstance(v, str) for _, v in pairs))
+    return dict(pairs)
+
+
 async def read_check_request(request: Request, max_bytes: int, timeout_s: float = 10.0) -> CheckRequest:
     """Parse the body of a check request.
 
@@ -84,7 +99,10 @@ async def read_check_request(request: Request, max_bytes: int, timeout_s: float 
         raise ApiError("unsupported_media_type", "send the body as application/json")
     body = await read_body(request, max_bytes, timeout_s)
     try:
-        payload = jsonsafe.loads(body)
+        payload = jsonsafe.loads(body, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        reason = "header_duplicate" if exc.in_headers else "invalid_body"
+        raise ApiError(reason, "a key appears twice in the body; say each once", 422) from None
     except (ValueError, RecursionError) as exc:
         raise ApiError("invalid_json", "the body is not valid JSON") from exc
     try:
