@@ -274,3 +274,18 @@ async def test_one_absurd_integer_or_a_deep_schema_does_not_sink_the_page(
 
     result = await probe(raw.url("/mcp"), settings=dev_settings)
     assert (result.status, result.tools and result.tools.names) == ("ok", ["deep", "big"])
+
+
+async def test_a_handshake_may_use_the_time_kept_for_the_closing_delete(raw: RawServer) -> None:
+    # With a 4 s budget a quarter (1 s) is kept for the DELETE; a 3.4 s initialize still counts.
+    mini = MiniMcp(issue_session="s-1")
+
+    @raw.route("/mcp")
+    def slow(request: Request, conn: socket.socket) -> bool | None:
+        if request.message.get("method") == "initialize":
+            time.sleep(3.4)
+        return mini(request, conn)
+
+    settings = Settings(allow_private=True, probe_timeout_s=4.0, session_end_timeout_s=2.0)
+    result = await probe(raw.url("/mcp"), light=True, settings=settings)
+    assert (result.status, result.server and result.server.name) == ("ok", "mini")
