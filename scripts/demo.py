@@ -153,6 +153,36 @@ def run(demo: Demo, env: dict[str, Any]) -> None:
         demo.expect(label, check)
 
     target = env["targets"]["mcp SDK (stateless JSON)"][0]
+    guarded_url = env["targets"]["mcp SDK behind bearer auth"][0]
+    print("\nthe check suite, tool definitions and a credentialed check")
+
+    def suite() -> tuple[bool, str]:
+        result = http.post(f"{base}/v1/mcp/check", json={"url": target}, headers=FREE).json()
+        states = {c["id"]: c["state"] for c in result["checks"]}
+        catalogue = http.get(f"{base}/v1/checks").json()
+        same = set(states) == {c["id"] for c in catalogue["catalogue"]["checks"]}
+        verified = sum(state == "verified" for state in states.values())
+        detail = f"{verified}/{len(states)} verified, schema {result['schema_fingerprint'][:12]}…"
+        return same and states["error_taxonomy"] == "verified" and "tool_definitions" not in result, detail
+
+    def definitions() -> tuple[bool, str]:
+        body = {"url": target, "include": ["tools"]}
+        result = http.post(f"{base}/v1/mcp/check", json=body, headers=FREE).json()
+        names = [tool["name"] for tool in result.get("tool_definitions") or []]
+        return bool(names) and all("inputSchema" in t for t in result["tool_definitions"]), ", ".join(names)
+
+    def credentialed() -> tuple[bool, str]:
+        body = {"url": guarded_url, "headers": {"Authorization": "Bearer demo-token"}}
+        answer = http.post(f"{base}/v1/mcp/check", json=body, headers=FREE)
+        result = answer.json()
+        detail = f"{result.get('status')}, credentialed with {result.get('credential_headers')}"
+        clean = "demo-token" not in answer.text
+        return result.get("status") == "ok" and result.get("credentialed") is True and clean, detail
+
+    demo.expect("every check of GET /v1/checks judged", suite)
+    demo.expect('"include": ["tools"] adds the definitions', definitions)
+    demo.expect("credentialed check behind bearer auth", credentialed)
+
     print("\na paid check (x402 on the offline chain)")
 
     def paid() -> tuple[bool, str]:
