@@ -21,7 +21,6 @@ fields of the wrong type, lone surrogates, huge or deep values - makes the scan 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import re
 import threading
@@ -170,6 +169,15 @@ class _Texts:
             elif depth < MAX_SCHEMA_DEPTH and isinstance(node, list | tuple):
                 stack.extend(reversed([(item, depth + 1, False) for item in islice(node, room)]))
 
+    def digest(self) -> bytes:
+        """A SHA-256 of everything a scan of this tool reads (see ``_MEMO``)."""
+        digest = hashlib.sha256(f"{self.description_length}\x00{self.name}".encode("utf-8", "surrogatepass"))
+        for target in TARGETS:
+            digest.update(b"\x01" + target.encode())
+            for piece in self.raw[target]:
+                digest.update(b"\x02" + piece.encode("utf-8", "surrogatepass"))
+        return digest.digest()
+
     def starts(self) -> frozenset[str]:
         """The first one, two and three letters of every word of the tool's folded texts.
 
@@ -275,42 +283,31 @@ def _match(rule: Rule, texts: _Texts) -> str | None:
 
 
 def _scan_tool(tool: Mapping[str, Any], budget: int) -> tuple[list[HygieneFinding], int]:
-    key = _memo_key(tool, budget)
+    texts = _Texts(tool, budget)
+    key = texts.digest()
     with _MEMO_LOCK:
-        known = _MEMO.get(key) if key is not None else None
-        if key is not None and known is not None:
+        known = _MEMO.get(key)
+        if known is not None:
             _MEMO.move_to_end(key)
     if known is not None:
         return list(known[0]), known[1]
-    texts = _Texts(tool, budget)
     label = clean_text(texts.name, 128) or ""
     found = [HygieneFinding(rule.id, label, excerpt) for rule in RULES if (excerpt := _match(rule, texts)) is not None]
-    if key is not None:
-        with _MEMO_LOCK:
-            _MEMO[key] = (tuple(found), budget - texts.budget)
-            if len(_MEMO) > MEMO_SIZE:
-                _MEMO.popitem(last=False)
+    with _MEMO_LOCK:
+        _MEMO[key] = (tuple(found), budget - texts.budget)
+        if len(_MEMO) > MEMO_SIZE:
+            _MEMO.popitem(last=False)
     return found, budget - texts.budget
 
 
-#: Servers list the same tools check after check: a tool's findings are remembered by the SHA-256
-#: of its JSON text and the text budget it was scanned with (the only inputs of a scan), least
-#: recently used first out (a few hundred kB at most). Tools whose JSON is over MEMO_KEY_LIMIT
-#: characters are scanned every time.
+#: Servers list the same tools check after check: a tool's findings are remembered by a SHA-256
+#: of everything a scan reads of it (the texts gathered within its budget, the name, the
+#: description's length), least recently used first out (a few hundred kB at most). The texts
+#: are gathered by the same bounded, iterative walk as the scan, never by a recursive encoder
+#: that a hostile nesting could overflow.
 MEMO_SIZE: Final = 4096
-MEMO_KEY_LIMIT: Final = 256 * 1024
-_MEMO: OrderedDict[tuple[int, bytes], tuple[tuple[HygieneFinding, ...], int]] = OrderedDict()
+_MEMO: OrderedDict[bytes, tuple[tuple[HygieneFinding, ...], int]] = OrderedDict()
 _MEMO_LOCK = threading.Lock()  # the suite runs on worker threads
-
-
-def _memo_key(tool: Mapping[str, Any], budget: int) -> tuple[int, bytes] | None:
-    try:
-        text = json.dumps(tool, sort_keys=True, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        return None
-    if len(text) > MEMO_KEY_LIMIT:
-        return None
-    return budget, hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def _allowance(budget: int) -> int:

@@ -55,7 +55,11 @@ _PRINTS_LOCK = threading.Lock()  # suites run on worker threads
 
 
 def _fingerprints(entries: list[dict[str, Any]]) -> tuple[str | None, str | None, str | None]:
-    """``(toolset, schema, error reason)`` of a complete list."""
+    """``(toolset, schema, error reason)`` of a complete list.
+
+    The memo key is the C encoder's text of the list: entries come from replies parsed at most
+    ``REPLY_DEPTH`` (256) levels deep, shallow enough for it whatever the recursion limit.
+    """
     try:
         key: bytes | None = hashlib.sha256(
             json.dumps(entries, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")

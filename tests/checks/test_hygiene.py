@@ -320,7 +320,8 @@ def test_anchors_and_memo_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> 
         for rule in RULES
     )
     monkeypatch.setattr(hygiene, "RULES", plain_rules)
-    monkeypatch.setattr(hygiene, "_memo_key", lambda tool, budget: None)
+    hygiene._MEMO.clear()
+    monkeypatch.setattr(hygiene, "MEMO_SIZE", 0)  # nothing remembered
     slow = [scan_tools(tools) for tools in lists]
     assert fast == again == slow
     assert any(found for found in slow)
