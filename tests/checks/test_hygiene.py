@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 import time
 import unicodedata
 from collections.abc import Iterator, Mapping
@@ -325,3 +327,17 @@ def test_anchors_and_memo_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> 
     slow = [scan_tools(tools) for tools in lists]
     assert fast == again == slow
     assert any(found for found in slow)
+
+
+def test_a_schema_nested_200k_deep_is_scanned_even_with_a_raised_recursion_limit() -> None:
+    # A library may raise the recursion limit (a compiler in this very suite does); then any
+    # recursive walk of untrusted nesting overflows the C stack. Run where a crash is visible.
+    code = (
+        "import sys; sys.setrecursionlimit(10**6)\n"
+        "d = {}\n"
+        "for _ in range(200_000): d = {'p': d}\n"
+        "from app.checks.hygiene import scan_tools\n"
+        "print(len(scan_tools([{'name': 'x', 'inputSchema': d}] * 2)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "0"), done.stderr[-500:]
