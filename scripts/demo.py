@@ -44,19 +44,22 @@ FREE = {"X-Free-Pool": "1"}
 
 
 class Verifier:
-    """Accepts one token: ``demo-token``."""
+    """Accepts one token, ``demo-token``, issued for the server's own resource (RFC 8707)."""
+
+    def __init__(self, resource: str) -> None:
+        self.resource = resource
 
     async def verify_token(self, token: str) -> AccessToken | None:
         if token != "demo-token":
             return None
-        return AccessToken(token=token, client_id="demo", scopes=["mcp"])
+        return AccessToken(token=token, client_id="demo", scopes=["mcp"], resource=self.resource)
 
 
 def auth_server(port: int) -> Any:
     """An ``mcp`` SDK server that wants a bearer token and publishes protected resource metadata."""
     server: MCPServer = MCPServer(
         "guarded",
-        token_verifier=Verifier(),
+        token_verifier=Verifier(f"http://127.0.0.1:{port}/mcp"),
         auth=AuthSettings(
             issuer_url=AnyHttpUrl("http://127.0.0.1:9/"),  # named, never contacted
             resource_server_url=AnyHttpUrl(f"http://127.0.0.1:{port}/mcp"),
