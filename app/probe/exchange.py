@@ -16,6 +16,8 @@ Policy:
   server's, not a failure to reach it: what arrived is read as far as it goes and the reply
   is marked ``body_incomplete``. When our JSON-RPC response is complete in what arrived, a
   tolerant client can use it, and so does the probe.
+- After our response, an event stream is drained (unread) for at most :data:`TAIL_S`, so a
+  server that ends the stream there leaves the connection open for the next request.
 - Nothing the verdict does not need is waited for: once our response is complete (a JSON body
   that parses, or an SSE event whose lines are all in but whose blank line has not come), the
   rest of the body gets at most :data:`GRACE_S` more (read to its end, the connection can be
@@ -41,6 +43,9 @@ from app.probe.sse import SseEvent, SseParser
 HEAD_BYTES = 8 * 1024
 #: Seconds the rest of a body may take once nothing in it can change the verdict.
 GRACE_S = 0.5
+#: Seconds the rest of an event stream may take after our response: a server that ends the
+#: stream there (most do) leaves the connection reusable; one that keeps it open costs no more.
+TAIL_S = 0.1
 #: Early parses tried per reply (each is linear; a body can end in "}" only so often).
 _EARLY_TRIES = 8
 _RETRYABLE = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
@@ -358,12 +363,15 @@ class Exchanger:
             return
         try:
             async for raw in response.aiter_raw():
+                if reading.stopped:
+                    continue  # draining what follows our response (unread), so the connection can be reused
                 data = decoder.decode(raw)
                 if decoder.truncated:
                     reader.reply.truncated = True
                 if data and reader.feed(data):
                     reading.stopped = True
-                    break
+                    reading.grace(TAIL_S)
+                    continue
                 if reader.complete:
                     reading.grace()
                 if reader.reply.truncated:
@@ -386,9 +394,9 @@ class _Reading:
     stopped: bool = False  # stopped at our response (or at a body that cannot be decoded)
     ended: bool = False  # the body was read as far as it goes
 
-    def grace(self) -> None:
-        """Nothing more in the body can change the verdict: give the rest at most GRACE_S."""
-        self.scope.deadline = min(self.scope.deadline, anyio.current_time() + GRACE_S)
+    def grace(self, seconds: float = GRACE_S) -> None:
+        """Nothing more in the body can change the verdict: give the rest at most ``seconds``."""
+        self.scope.deadline = min(self.scope.deadline, anyio.current_time() + seconds)
 
     def done(self, *, cut_short: bool) -> Reply:
         """The reply; ``cut_short`` when the deadline passed.
@@ -397,8 +405,8 @@ class _Reading:
             TimeoutError: the deadline cut the body and what arrived holds no response of ours.
         """
         reply = self.reader.reply
-        if cut_short and not self.ended:
-            reply.body_incomplete = True
+        if cut_short and not self.ended and not self.stopped:
+            reply.body_incomplete = True  # (a stream left open after our response is no fault)
         if not self.stopped:
             self.reader.finish()
         reply.head = bytes(self.reader.head)

@@ -289,3 +289,14 @@ async def test_a_handshake_may_use_the_time_kept_for_the_closing_delete(raw: Raw
     settings = Settings(allow_private=True, probe_timeout_s=4.0, session_end_timeout_s=2.0)
     result = await probe(raw.url("/mcp"), light=True, settings=settings)
     assert (result.status, result.server and result.server.name) == ("ok", "mini")
+
+
+async def test_an_sse_reply_ended_after_the_response_leaves_the_connection_for_the_next_request(
+    raw: RawServer, dev_settings: Settings
+) -> None:
+    raw.routes["/mcp"] = MiniMcp(reply="sse", priming=True, issue_session="s-9")
+    observation = await observe(raw.url("/mcp"), settings=dev_settings)
+    assert observation.result.status == "ok" and observation.evidence.refusal is not None
+    methods = [r.message.get("method") or r.method for r in raw.seen]
+    assert methods[-1] == "DELETE" and "tools/call" in methods
+    assert raw.connections == 1  # discover, initialize, initialized, tools/list, tools/call, DELETE on one
