@@ -50,6 +50,11 @@ def _depth_exceeds(raw: bytes, limit: int) -> bool:
     return False
 
 
+def too_deep(raw: bytes, max_depth: int = MAX_DEPTH) -> bool:
+    """Whether ``raw`` nests deeper than ``max_depth`` (linear; strings are skipped)."""
+    return _depth_exceeds(raw, max_depth)
+
+
 def loads(
     raw: bytes | str,
     max_depth: int = MAX_DEPTH,

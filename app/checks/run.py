@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -60,10 +61,54 @@ async def full_check(
         judge = functools.partial(full_result, observation, credential_headers=names, include_tools=include_tools)
         # Judging a hostile list of 2,000 tools is seconds of CPU: off the event loop, so the
         # service keeps answering meanwhile (at most two suites at once, one per core).
-        return await anyio.to_thread.run_sync(judge, limiter=_judging())
+        result = await anyio.to_thread.run_sync(judge, limiter=_judging())
     except Exception as exc:
         logger.exception("the check suite failed internally")
         raise ProbeFailed("probe_internal_error", "the check suite failed through a fault of its own") from exc
+    return redacted(result, credentials) if credentials is not None else result
+
+
+def redacted(result: CheckResult, credentials: Credentials) -> CheckResult:
+    """``result`` with every credential value a server echoed into its own text replaced by ``[credential]``.
+
+    A credentialed check's values must appear in no answer, even when the server copies them
+    into its name, instructions or tool descriptions. Every string value of the result is
+    searched (not the keys, and not the values that are our own keys: states, reasons, ids);
+    the part after an ``Authorization`` scheme is searched for too.
+    """
+    secrets: set[str] = set()
+    for name, value in credentials.headers:
+        secrets.add(value)
+        rest = value.partition(" ")[2].strip()
+        if name.lower() == "authorization" and rest:
+            secrets.add(rest)
+    ordered = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
+    changed = False
+
+    def scrub(value: Any, key: str | None = None) -> Any:
+        nonlocal changed
+        if isinstance(value, str) and key not in _OURS:
+            for secret in ordered:
+                if secret in value:
+                    value, changed = value.replace(secret, "[credential]"), True
+            return value
+        if isinstance(value, dict):
+            return {k: scrub(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v, key) for v in value]
+        return value
+
+    document = scrub(result.model_dump(mode="json"))
+    if not changed:
+        return result
+    try:
+        return CheckResult.model_validate(document)
+    except ValueError as exc:  # fail closed: never answer with the value
+        raise ProbeFailed("probe_internal_error", "the result could not be cleared of credential values") from exc
+
+
+#: Keys whose string values are ours (enumerations), never server text.
+_OURS = frozenset({"status", "reason", "state", "id", "era", "transport", "failed_step", "checked_at", "kind"})
 
 
 def unresolved_check(url: TargetUrl, failure: ResolutionFailed, credentials: Credentials | None = None) -> CheckResult:

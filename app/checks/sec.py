@@ -50,7 +50,9 @@ def redirect_policy(facts: Facts, spec: CheckSpec) -> CheckVerdict:
             return verdict(spec, "verified")
         return verdict(spec, "unverified", "not_reached")
     evidence = {"http_status": result.http_status, "location": result.location}
-    location = result.location
+    # WHATWG URL parsing (what browsers and Node's fetch follow) reads "\" as "/" in http(s)
+    # URLs, so "\\evil.example/x" leaves the origin; read it the same way.
+    location = result.location.replace("\\", "/") if result.location else None
     try:
         target = urljoin(result.url, location) if location else ""
         urlsplit(target).port  # noqa: B018  (raises for a port that is not a number)

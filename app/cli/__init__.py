@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -90,8 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         code: int = args.handler(args)
     except KeyboardInterrupt:  # Ctrl-C outside the probe (while importing, say): no traceback
+        code = EXIT_INTERRUPTED
         sys.stderr.write("interrupted\n")
-        return EXIT_INTERRUPTED
+    if code == EXIT_INTERRUPTED:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the exit code stands: no second Ctrl-C while exiting
     return code
 
 

@@ -27,6 +27,7 @@ Policy:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from dataclasses import dataclass, field
@@ -43,6 +44,9 @@ from app.probe.sse import SseEvent, SseParser
 HEAD_BYTES = 8 * 1024
 #: Seconds the rest of a body may take once nothing in it can change the verdict.
 GRACE_S = 0.5
+#: Seconds without new bytes after which a reply is looked at whole (a stall after our response
+#: then costs about 2 x STALL_S, however the body was cut into pieces).
+STALL_S = 0.2
 #: Seconds the rest of an event stream may take after our response: a server that ends the
 #: stream there (most do) leaves the connection reusable; one that keeps it open costs no more.
 TAIL_S = 0.1
@@ -116,10 +120,12 @@ class _Reader:
     sse: SseParser | None = None
     complete: bool = False  # our response is in hand (found early); the rest is not needed
     tries: int = 0
+    fed: int = 0  # decoded bytes fed so far (the stall watch compares it)
 
     def feed(self, data: bytes) -> bool:
         """Consume decoded bytes; ``True`` when reading can stop. Linear in the input."""
         reply = self.reply
+        self.fed += len(data)
         if len(self.head) < HEAD_BYTES:
             self.head += data[: HEAD_BYTES - len(self.head)]
         if reply.kind == "empty":
@@ -164,6 +170,23 @@ class _Reader:
                 self.complete = reply.sse_unterminated = True  # the event's blank line may never come
             return False
         return len(self.head) >= HEAD_BYTES
+
+    def try_whole(self) -> bool:
+        """The body stalled: is our response complete in what arrived? (``complete`` then.)"""
+        if self.complete or self.expect_id is None:
+            return self.complete
+        reply = self.reply
+        if reply.kind == "empty" and self.pending and self._decide():
+            self.complete = True  # (a complete event or value was waiting for more bytes to sniff)
+        elif reply.kind == "json":
+            payload = _loads(bytes(self.json_buffer), None)
+            if payload is not None and self._messages(payload):
+                reply.payload, self.complete = payload, True
+        elif reply.kind == "sse" and self.sse is not None:
+            pending = self.sse.pending_data()
+            if pending is not None and self._messages(_loads(pending.encode("utf-8"), None)):
+                self.complete = reply.sse_unterminated = True
+        return self.complete
 
     def _may_be_whole(self, data: bytes) -> bool:
         """Whether the bytes so far may end a JSON value (tried at most a few times per reply)."""
@@ -288,10 +311,13 @@ class Exchanger:
             response = await self._send_with_retry(method, url, headers, content, read_timeout_s=self._read_timeout_s)
             try:
                 reading = self._start(response, expect_id, scope)
-                if expect_id is None:  # a notification: its reply body is never needed
+                if expect_id is None or response.status_code == 202:  # no response can be in this body
                     reading.grace()
+                reading.watch()
                 await self._consume(response, reading)
             finally:
+                if reading is not None:
+                    reading.unwatch()
                 await response.aclose()
         if reading is None:
             raise TimeoutError("no response headers in time")
@@ -394,6 +420,28 @@ class _Reading:
     stopped: bool = False  # stopped at our response (or at a body that cannot be decoded)
     ended: bool = False  # the body was read as far as it goes
 
+    _timer: asyncio.TimerHandle | None = None
+    _last_fed: int = -1
+
+    def watch(self) -> None:
+        """Every STALL_S without new bytes, look whether our response is already complete."""
+        self._timer = asyncio.get_running_loop().call_later(STALL_S, self._check)
+
+    def unwatch(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _check(self) -> None:
+        self._timer = None
+        if self.stopped or self.ended:
+            return
+        if self.reader.fed == self._last_fed and self.reader.try_whole():
+            self.grace(0.0)  # complete and stalled: stop now
+            return
+        self._last_fed = self.reader.fed
+        self.watch()
+
     def grace(self, seconds: float = GRACE_S) -> None:
         """Nothing more in the body can change the verdict: give the rest at most ``seconds``."""
         self.scope.deadline = min(self.scope.deadline, anyio.current_time() + seconds)
@@ -410,6 +458,7 @@ class _Reading:
         if not self.stopped:
             self.reader.finish()
         reply.head = bytes(self.reader.head)
-        if cut_short and not self.ended and reply.response is None and self.reader.expect_id is not None:
+        awaited = self.reader.expect_id is not None and reply.status != 202  # 202: the answer comes elsewhere
+        if cut_short and not self.ended and reply.response is None and awaited:
             raise TimeoutError("the reply did not arrive completely in time")
         return reply

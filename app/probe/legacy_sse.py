@@ -23,7 +23,7 @@ import httpx2
 
 from app import jsonsafe
 from app.probe.body import CappedDecoder, UnsupportedEncoding, kind_from_header
-from app.probe.exchange import Exchanger, Reply
+from app.probe.exchange import REPLY_DEPTH, Exchanger, Reply
 from app.probe.jsonrpc import JsonObject, id_key, is_response
 from app.probe.sse import SseParser
 
@@ -103,12 +103,15 @@ class EventStream:
         if kind != "message" or not data.strip():
             return
         try:
-            message = jsonsafe.loads(data)
+            message = jsonsafe.loads(data, max_depth=REPLY_DEPTH)
         except (ValueError, RecursionError):
             self.skipped += 1
             return
         key = id_key(message.get("id")) if isinstance(message, dict) else None
-        if is_response(message) and key is not None and len(self.responses) < 64:
+        # Our ids are small integers: only such keys are kept, so other ids cannot crowd ours out.
+        ours = key is not None and key.isascii() and key.isdigit() and len(key) <= 4
+        if is_response(message) and ours and len(self.responses) < 10_000:
+            assert key is not None
             self.responses.setdefault(key, message)
             self._notify()
         else:

@@ -28,8 +28,9 @@ import re
 import time
 from typing import Any, Protocol
 
+from app import jsonsafe
 from app.probe.classify import Verdict, classify_reply
-from app.probe.exchange import Reply
+from app.probe.exchange import REPLY_DEPTH, Reply
 from app.probe.findings import Findings
 from app.probe.jsonrpc import JsonObject, error_of, tools_list_request
 from app.probe.result import ToolsInfo
@@ -144,8 +145,8 @@ def salvage_page(partial: bytes, tools: ToolsInfo, findings: Findings) -> None:
     findings.warn("reply_truncated")
     text = partial.decode("utf-8", "replace")
     match = _TOOLS_ARRAY.match(text)
-    if match is None:
-        return
+    if match is None or jsonsafe.too_deep(partial, REPLY_DEPTH):
+        return  # (the stdlib decoder recurses: never hand it deeper nesting than a whole reply may have)
     decoder = json.JSONDecoder()
     position = match.end()
     entries: list[Any] = []

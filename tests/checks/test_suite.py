@@ -410,3 +410,15 @@ async def test_many_findings_are_counted_not_all_listed(raw: RawServer, dev_sett
     result = await full_check(raw.url("/mcp"), settings=dev_settings)
     hygiene = evidence(result, "tool_description_hygiene")
     assert hygiene["total"] >= 600 and len(hygiene["findings"]) == 100
+
+
+@pytest.mark.parametrize("location", ["\\\\evil.example/x", "/\\evil.example/x", "\\/evil.example/x"])
+async def test_a_backslash_location_that_browsers_read_as_another_host_is_cross_origin(
+    raw: RawServer, dev_settings: Settings, location: str
+) -> None:
+    @raw.route("/mcp")
+    def moved(request: Request, conn: socket.socket) -> None:
+        send(conn, 307, {"location": location})
+
+    result = await full_check(raw.url("/mcp"), settings=dev_settings)
+    assert states(result)["redirect_policy"] == ("failed", "cross_origin")

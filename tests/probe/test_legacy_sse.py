@@ -136,3 +136,46 @@ def test_resolve_endpoint_and_origin() -> None:
     assert not same_origin("https://mcp.example.com/a", "http://mcp.example.com/a")
     assert not same_origin("https://mcp.example.com/a", "https://mcp.example.com:8443/a")
     assert not same_origin("https://mcp.example.com/a", "https://mcp.example.com.evil.net/a")
+
+
+async def test_a_202_whose_body_stalls_is_not_waited_for(raw: RawServer, sse: MiniSse, dev_settings: Settings) -> None:
+    def stalling_message(request: Request, conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 202 Accepted\r\ncontent-type: text/plain\r\ncontent-length: 100\r\n\r\nAccepted")
+        message = request.message
+        if "id" in message and sse.streams:
+            result: dict[str, object] = {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "serverInfo": {"name": "s", "version": "1"},
+            }
+            if message.get("method") != "initialize":
+                result = {"tools": [{"name": "one", "inputSchema": {"type": "object"}}]}
+            sse.streams[-1].put({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        time.sleep(5)
+
+    raw.routes["/messages"] = stalling_message
+    started = time.monotonic()
+    result = await probe(raw.url("/sse"), settings=dev_settings)
+    assert (result.status, result.transport, result.tools and result.tools.count) == ("ok", "sse", 1)
+    assert time.monotonic() - started < 4.0
+
+
+async def test_deep_schemas_and_a_flood_of_foreign_ids_on_the_stream(
+    raw: RawServer, sse: MiniSse, dev_settings: Settings
+) -> None:
+    deep: dict[str, object] = {"type": "string"}
+    for _ in range(40):
+        deep = {"type": "object", "properties": {"x": deep}}
+    sse.tools = ["one", {"name": "deep", "inputSchema": deep}]
+    original = sse.message
+
+    def crowded(request: Request, conn: socket.socket) -> None:
+        if request.message.get("method") == "initialize" and sse.streams:
+            for i in range(200):  # responses to requests never made, before ours
+                sse.streams[-1].put({"jsonrpc": "2.0", "id": f"x{i}", "result": {}})
+                sse.streams[-1].put({"jsonrpc": "2.0", "id": 1000 + i, "result": {}})
+        original(request, conn)
+
+    raw.routes["/messages"] = crowded
+    result = await probe(raw.url("/sse"), settings=dev_settings)
+    assert (result.status, result.tools and result.tools.names) == ("ok", ["one", "deep"])

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import time
 from typing import Any
 
+import anyio
 import pytest
 
 from app.probe import probe
@@ -300,3 +302,53 @@ async def test_an_sse_reply_ended_after_the_response_leaves_the_connection_for_t
     methods = [r.message.get("method") or r.method for r in raw.seen]
     assert methods[-1] == "DELETE" and "tools/call" in methods
     assert raw.connections == 1  # discover, initialize, initialized, tools/list, tools/call, DELETE on one
+
+
+@pytest.mark.parametrize("shape", ["json_in_many_pieces", "sse_id_after_data", "sse_comment_after_data"])
+async def test_a_stall_after_the_response_costs_little_however_the_reply_was_cut(raw: RawServer, shape: str) -> None:
+    @raw.route("/mcp")
+    def pieces(request: Request, conn: socket.socket) -> bool | None:
+        message = request.message
+        if message.get("method") == "server/discover":
+            send_json(conn, 400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "no"}})
+            return None
+        if "id" not in message:
+            send(conn, 202)
+            return None
+        result = MiniMcp(tools=[f"t{i}" for i in range(12)])._result(message["method"])
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        if shape == "json_in_many_pieces":  # flushed at every "}", more often than early parses are tried
+            head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body) + 50}\r\n\r\n"
+            conn.sendall(head.encode())
+            for part in body.replace("}", "}\0").split("\0"):
+                conn.sendall(part.encode())
+                time.sleep(0.005)
+        else:
+            tail = "id: 9\n" if shape == "sse_id_after_data" else ": keep-alive\n"
+            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")
+            conn.sendall(f"event: message\ndata: {body}\n{tail}".encode())
+        time.sleep(10)
+        return True
+
+    settings = Settings(allow_private=True, probe_timeout_s=8.0, session_end_timeout_s=0.5)
+    started = time.monotonic()
+    result = await probe(raw.url("/mcp"), settings=settings)
+    assert (result.status, result.tools and result.tools.count) == ("ok", 12), result.reason
+    assert time.monotonic() - started < 5.0
+
+
+async def test_a_truncated_page_nested_past_any_reply_is_not_salvaged_recursively() -> None:
+    head = '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a"},{"name":"b","x":'
+    code = (
+        "import sys; sys.setrecursionlimit(10**6)\n"
+        "from datetime import UTC, datetime\n"
+        "from app.probe.findings import Findings\n"
+        "from app.probe.result import ToolsInfo\n"
+        "from app.probe.tools import salvage_page\n"
+        f"partial = {head!r}.encode() + b'[' * 300000\n"
+        "tools = ToolsInfo()\n"
+        "salvage_page(partial, tools, Findings(url='u', checked_at=datetime.now(UTC), light=False))\n"
+        "print(tools.truncated)\n"
+    )
+    done = await anyio.run_process([sys.executable, "-c", code], check=False)
+    assert (done.returncode, done.stdout.decode().strip()) == (0, "True"), done.stderr[-400:]

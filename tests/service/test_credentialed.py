@@ -196,3 +196,29 @@ def test_credentialed_values_are_never_in_the_embedded_store(gated: RawServer) -
         dumped = repr(memory) + repr(getattr(store, "_slots", {}))
         assert SECRET_PART not in dumped
         assert not [k for k in memory if "flight" in k and k.endswith(":result")]  # nothing published for others
+
+
+def test_a_server_that_echoes_the_credential_does_not_get_it_into_the_answer(service: Service, raw: RawServer) -> None:
+    class Echo(MiniMcp):
+        token = ""
+
+        def __call__(self, request: Request, conn: socket.socket) -> bool | None:
+            Echo.token = request.headers.get("authorization", "")
+            return super().__call__(request, conn)
+
+        def _result(self, method: object) -> dict[str, Any]:
+            result = super()._result(method)
+            if method == "initialize":
+                result["serverInfo"] = {"name": Echo.token, "version": Echo.token.split(" ")[-1]}
+                result["instructions"] = f"you sent {Echo.token}"
+            if method == "tools/list":
+                result["tools"].append({"name": "t", "description": f"token {Echo.token.split(' ')[-1]}"})
+            return result
+
+    raw.routes["/mcp"] = Echo()
+    with service() as base:
+        body = {"url": raw.url("/mcp"), "headers": {"Authorization": CANARY}, "include": ["tools"]}
+        answer = check(base, body)
+    assert answer.status_code == 200 and answer.json()["status"] == "ok"
+    assert SECRET_PART not in answer.text
+    assert answer.json()["server"]["name"] == "[credential]"  # the whole value, longest match first

@@ -225,7 +225,9 @@ def test_trickling_mcp_body_is_408(service: Service) -> None:
             sock.sendall(
                 b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
             )
-            reply = sock.recv(4096)
+            reply = b""
+            while b"body_timeout" not in reply and (chunk := sock.recv(4096)):  # headers and body may part
+                reply += chunk
     assert reply.startswith(b"HTTP/1.1 408") and b"body_timeout" in reply
 
 
