@@ -23,10 +23,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import threading
 import unicodedata
 from bisect import bisect_right
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -35,6 +33,7 @@ from typing import Any, Final
 from confusable_homoglyphs import confusables  # type: ignore[import-untyped]
 
 from app.checks.hygiene_rules import RULES, TARGETS, Pattern, Rule, char_class
+from app.checks.memo import Memo
 from app.probe.text import clean_text
 
 log = logging.getLogger(__name__)
@@ -285,18 +284,12 @@ def _match(rule: Rule, texts: _Texts) -> str | None:
 def _scan_tool(tool: Mapping[str, Any], budget: int) -> tuple[list[HygieneFinding], int]:
     texts = _Texts(tool, budget)
     key = texts.digest()
-    with _MEMO_LOCK:
-        known = _MEMO.get(key)
-        if known is not None:
-            _MEMO.move_to_end(key)
+    known = _MEMO.get(key)
     if known is not None:
         return list(known[0]), known[1]
     label = clean_text(texts.name, 128) or ""
     found = [HygieneFinding(rule.id, label, excerpt) for rule in RULES if (excerpt := _match(rule, texts)) is not None]
-    with _MEMO_LOCK:
-        _MEMO[key] = (tuple(found), budget - texts.budget)
-        if len(_MEMO) > MEMO_SIZE:
-            _MEMO.popitem(last=False)
+    _MEMO.put(key, (tuple(found), budget - texts.budget))
     return found, budget - texts.budget
 
 
@@ -305,9 +298,7 @@ def _scan_tool(tool: Mapping[str, Any], budget: int) -> tuple[list[HygieneFindin
 #: description's length), least recently used first out (a few hundred kB at most). The texts
 #: are gathered by the same bounded, iterative walk as the scan, never by a recursive encoder
 #: that a hostile nesting could overflow.
-MEMO_SIZE: Final = 4096
-_MEMO: OrderedDict[bytes, tuple[tuple[HygieneFinding, ...], int]] = OrderedDict()
-_MEMO_LOCK = threading.Lock()  # the suite runs on worker threads
+_MEMO: Memo[bytes, tuple[tuple[HygieneFinding, ...], int]] = Memo(4096)
 
 
 def _allowance(budget: int) -> int:

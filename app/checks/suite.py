@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,6 +22,7 @@ from app.checks.definitions import definitions
 from app.checks.facts import Facts
 from app.checks.fingerprint import fingerprints
 from app.checks.hygiene import scan_tools
+from app.checks.memo import Memo
 from app.checks.model import CategoryInfo, CheckResult, CheckVerdict, SuiteInfo
 from app.probe.runner import Observation
 
@@ -49,9 +48,7 @@ JUDGES: dict[str, Judge] = {
 
 #: Fingerprints of tool lists seen lately, by the SHA-256 of the list's JSON text: servers list the
 #: same tools check after check, and the canonical form is the dearest part of a fingerprint.
-_PRINTS: OrderedDict[bytes, tuple[str | None, str | None, str | None]] = OrderedDict()
-_PRINTS_SIZE = 1024
-_PRINTS_LOCK = threading.Lock()  # suites run on worker threads
+_PRINTS: Memo[bytes, tuple[str | None, str | None, str | None]] = Memo(1024)
 
 
 def _fingerprints(entries: list[dict[str, Any]]) -> tuple[str | None, str | None, str | None]:
@@ -66,20 +63,16 @@ def _fingerprints(entries: list[dict[str, Any]]) -> tuple[str | None, str | None
         ).digest()
     except (TypeError, ValueError, RecursionError):
         key = None
-    with _PRINTS_LOCK:
-        if key is not None and key in _PRINTS:
-            _PRINTS.move_to_end(key)
-            return _PRINTS[key]
+    known = _PRINTS.get(key) if key is not None else None
+    if known is not None:
+        return known
     try:
         prints = fingerprints(entries)
-        known: tuple[str | None, str | None, str | None] = (prints.toolset, prints.schema, None)
+        known = (prints.toolset, prints.schema, None)
     except CanonicalFormError as exc:
         known = (None, None, exc.reason)
     if key is not None:
-        with _PRINTS_LOCK:
-            _PRINTS[key] = known
-            if len(_PRINTS) > _PRINTS_SIZE:
-                _PRINTS.popitem(last=False)
+        _PRINTS.put(key, known)
     return known
 
 

@@ -323,7 +323,7 @@ def test_anchors_and_memo_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> 
     )
     monkeypatch.setattr(hygiene, "RULES", plain_rules)
     hygiene._MEMO.clear()
-    monkeypatch.setattr(hygiene, "MEMO_SIZE", 0)  # nothing remembered
+    monkeypatch.setattr(hygiene._MEMO, "maxsize", 0)  # nothing remembered
     slow = [scan_tools(tools) for tools in lists]
     assert fast == again == slow
     assert any(found for found in slow)
