@@ -6,21 +6,21 @@ refuses any verdict the catalogue does not allow, so a judge cannot invent a rea
 ``failure_reasons`` entry ``probe_reasons`` admits every reason key of the probe
 (:data:`app.probe.reasons.REASONS`), for checks that pass the probe's own verdict on.
 
-The digest is SHA-256 over the RFC 8785 form of the parsed catalogue, so anyone can recompute
-it from the JSON that ``GET /v1/checks`` serves.
+The digest is SHA-256 over the canonical form of the parsed catalogue (:mod:`app.checks.canonical`:
+NFC, then RFC 8785; the catalogue is NFC text, so plain RFC 8785 gives the same bytes), so anyone
+can recompute it from the JSON that ``GET /v1/checks`` serves.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Final, Literal, get_args
 
-import rfc8785
 import yaml
 
+from app.checks.canonical import sha256_hex
 from app.probe.reasons import REASONS
 
 State = Literal["verified", "failed", "observed_risk", "unverified"]
@@ -104,5 +104,5 @@ def catalogue() -> Catalogue:
     checks = {entry["id"]: _spec(entry, document["unverified_reasons"]) for entry in document["checks"]}
     if len(checks) != len(document["checks"]):
         raise ValueError("check ids must be unique")
-    digest = hashlib.sha256(rfc8785.dumps(document)).hexdigest()
+    digest = sha256_hex(document)
     return Catalogue(document=document, sha256=digest, checks=checks)
