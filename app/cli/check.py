@@ -56,16 +56,14 @@ def settings_of(overrides: dict[str, object]) -> Settings | None:
         return None
 
 
-def _credentials(pairs: list[str]) -> Credentials | None:
-    headers: dict[str, str] = {}
-    for pair in pairs:
+def _credentials(given: list[str]) -> Credentials | None:
+    pairs = []
+    for pair in given:
         name, sep, value = pair.partition(":")
         if not sep:
             raise CredentialRefused("header_name_invalid", "a --header is 'Name: value'")
-        if name.strip() in headers:
-            raise CredentialRefused("header_duplicate", f"the header {name.strip()} is given twice")
-        headers[name.strip()] = value.strip()
-    return validate(headers) if headers else None
+        pairs.append((name.strip(), value.strip()))
+    return validate(pairs) if pairs else None
 
 
 async def _run(args: argparse.Namespace, settings: Settings, credentials: Credentials | None) -> ProbeResult:

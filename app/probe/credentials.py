@@ -14,7 +14,7 @@ Policy:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -75,15 +75,15 @@ class Credentials:
         return dict(self.headers)
 
 
-def validate(headers: Mapping[str, object]) -> Credentials:
-    """Check credential headers against the policy in the module docs.
+def validate(headers: Mapping[str, object] | Iterable[tuple[object, object]]) -> Credentials:
+    """Check credential headers (a mapping, or name-value pairs as given) against the module's policy.
 
     Raises:
         CredentialRefused: with a reason key; the message names the header, never its value.
     """
     seen: set[str] = set()
     kept: list[tuple[str, str]] = []
-    for name, value in headers.items():
+    for name, value in headers.items() if isinstance(headers, Mapping) else headers:
         if not isinstance(name, str) or not _TOKEN.fullmatch(name):
             raise CredentialRefused("header_name_invalid", "a header name must be an HTTP token of 1 to 64 characters")
         lower = name.lower()
