@@ -156,36 +156,38 @@ class _Reader:
         reply = self.reply
         if reply.kind == "json":
             self.json_buffer += data
-            if self._may_be_whole(data) and not self.complete:
-                payload = _loads(bytes(self.json_buffer), None)
-                if payload is not None and self._messages(payload):
-                    reply.payload, self.complete = payload, True
+            if self._may_be_whole(data):
+                self._whole()
             return False
         if reply.kind == "sse":
             assert self.sse is not None
             if self._events(self.sse.feed(data)):
                 return True
-            pending = self.sse.pending_data() if self._may_be_whole(data) else None
-            if pending is not None and self._messages(_loads(pending.encode("utf-8"), None)):
-                self.complete = reply.sse_unterminated = True  # the event's blank line may never come
+            if self._may_be_whole(data):
+                self._whole()
             return False
         return len(self.head) >= HEAD_BYTES
 
     def try_whole(self) -> bool:
         """The body stalled: is our response complete in what arrived? (``complete`` then.)"""
+        if self.expect_id is not None and self.reply.kind == "empty" and self.pending and self._decide():
+            self.complete = True  # (a complete event or value was waiting for more bytes to sniff)
+        return self._whole()
+
+    def _whole(self) -> bool:
+        """Whether our response is complete in what arrived: a JSON body that parses, or the data of
+        an SSE event whose blank line has not come (``complete`` then; the event is unterminated)."""
+        reply = self.reply
         if self.complete or self.expect_id is None:
             return self.complete
-        reply = self.reply
-        if reply.kind == "empty" and self.pending and self._decide():
-            self.complete = True  # (a complete event or value was waiting for more bytes to sniff)
-        elif reply.kind == "json":
+        if reply.kind == "json":
             payload = _loads(bytes(self.json_buffer), None)
             if payload is not None and self._messages(payload):
                 reply.payload, self.complete = payload, True
         elif reply.kind == "sse" and self.sse is not None:
             pending = self.sse.pending_data()
             if pending is not None and self._messages(_loads(pending.encode("utf-8"), None)):
-                self.complete = reply.sse_unterminated = True
+                self.complete = reply.sse_unterminated = True  # the event's blank line may never come
         return self.complete
 
     def _may_be_whole(self, data: bytes) -> bool:
