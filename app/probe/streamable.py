@@ -343,6 +343,7 @@ class Conversation:
         if timeout_s <= 0:
             self.findings.warn("session_end_skipped")  # the handshake used the whole budget
             return
+        self.findings.step("session/end")  # the verdict is final: nothing below changes it
         headers = self.headers_for()
         headers.pop("Content-Type")
         started = time.monotonic()
