@@ -177,6 +177,8 @@ def measure(case: Case, client: str, n: int, ca: Path, folder: Path) -> tuple[li
     time.sleep(0.3)
     dump.send_signal(signal.SIGINT)
     dump.wait(timeout=10)
+    if os.environ.get("MCP_SONDE_LINK_KEEP"):
+        shutil.copy(capture, Path(os.environ["MCP_SONDE_LINK_KEEP"]) / f"{client}-{case.label.replace(' ', '_')}.pcap")
     if done.returncode != 0:
         raise RuntimeError(f"{client} against {case.url} failed: {done.stderr[-2000:]}")
     packets = pcap.read(capture, CLIENT_IP)
@@ -205,7 +207,10 @@ def main() -> None:
         os.chmod(folder, 0o755)
         ca = certificates(folder)
         servers(stack, folder)
+        only = os.environ.get("MCP_SONDE_LINK_ONLY")
         for case in cases():
+            if only and only not in case.label:
+                continue
             ours, ours_seen = measure(case, "sonde", n, ca, folder)
             theirs, _ = measure(case, "sdk", n, ca, folder)
             rows.append((case, ours, theirs, ours_seen))

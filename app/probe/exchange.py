@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,7 @@ from app import jsonsafe
 from app.probe.body import BodyKind, CappedDecoder, UnsupportedEncoding, kind_from_header, sniff
 from app.probe.jsonrpc import JsonObject, error_of, id_type_changed, matches
 from app.probe.sse import SseEvent, SseParser
+from app.probe.transport import PinnedTransport
 
 HEAD_BYTES = 8 * 1024
 #: Seconds the rest of a body may take once nothing in it can change the verdict.
@@ -298,8 +300,9 @@ class Exchanger:
         body: JsonObject | None = None,
         expect_id: int | None = None,
         timeout_s: float,
+        on_sent: Callable[[], None] | None = None,
     ) -> Reply:
-        """Run one exchange within ``timeout_s`` seconds.
+        """Run one exchange within ``timeout_s`` seconds (``on_sent``: called once the request is written).
 
         Raises:
             TimeoutError: the deadline passed before the reply was read.
@@ -310,7 +313,9 @@ class Exchanger:
         reading: _Reading | None = None
         # One cancel scope bounds headers and body together (the cheapest bound anyio offers).
         with anyio.CancelScope(deadline=anyio.current_time() + timeout_s) as scope:
-            response = await self._send_with_retry(method, url, headers, content, read_timeout_s=self._read_timeout_s)
+            response = await self._send_with_retry(
+                method, url, headers, content, read_timeout_s=self._read_timeout_s, on_sent=on_sent
+            )
             try:
                 reading = self._start(response, expect_id, scope)
                 if expect_id is None or response.status_code == 202:  # no response can be in this body
@@ -327,6 +332,17 @@ class Exchanger:
         reply.elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
         return reply
 
+    def preconnect(self, url: str) -> None:
+        """Dial one more connection to ``url``'s origin now, for a request soon to overlap another."""
+        if isinstance(self.transport, PinnedTransport):
+            self.transport.preconnect(self._url(url))
+
+    def _url(self, url: str) -> httpx2.URL:
+        parsed = self._urls.get(url)
+        if parsed is None:  # a probe sends most requests to one URL: parse it once
+            parsed = self._urls[url] = httpx2.URL(url)
+        return parsed
+
     async def open(self, method: str, url: str, *, headers: dict[str, str], timeout_s: float) -> httpx2.Response:
         """Send a body-less request and return as soon as the response headers arrived.
 
@@ -342,16 +358,24 @@ class Exchanger:
             return await self._send_with_retry(method, url, headers, None, read_timeout_s=None)
 
     async def _send_with_retry(
-        self, method: str, url: str, headers: dict[str, str], content: bytes | None, *, read_timeout_s: float | None
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        *,
+        read_timeout_s: float | None,
+        on_sent: Callable[[], None] | None = None,
     ) -> httpx2.Response:
         limits = {"connect": self._connect_timeout_s, "read": read_timeout_s, "write": self._read_timeout_s}
         limits["pool"] = self._read_timeout_s
-        parsed = self._urls.get(url)
-        if parsed is None:  # a probe sends most requests to one URL: parse it once
-            parsed = self._urls[url] = httpx2.URL(url)
+        extensions: dict[str, Any] = {"timeout": limits}
+        if on_sent is not None:
+            extensions["trace"] = _written(on_sent)
+        parsed = self._url(url)
         while True:
             request = httpx2.Request(
-                method, parsed, headers=self._base_headers | headers, content=content, extensions={"timeout": limits}
+                method, parsed, headers=self._base_headers | headers, content=content, extensions=extensions
             )
             try:
                 response = await self.transport.handle_async_request(request)
@@ -410,6 +434,16 @@ class Exchanger:
         except (httpx2.RemoteProtocolError, httpx2.ReadError):
             reader.reply.body_incomplete = True  # the body broke off after the headers
         reading.ended = True
+
+
+def _written(on_sent: Callable[[], None]) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+    """An httpcore2 ``trace`` callback calling ``on_sent`` once the request's body is on the wire."""
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        if event == "http11.send_request_body.complete":
+            on_sent()
+
+    return trace
 
 
 @dataclass

@@ -54,9 +54,10 @@ class Findings:
         if self.observer is not None:
             self.observer(name)
 
-    def fail(self, step: str, verdict: Verdict, http_status: int | None = None) -> None:
-        """Record the deciding failure (the first one wins)."""
-        if self.verdict is not None:
+    def fail(self, step: str, verdict: Verdict, http_status: int | None = None, *, supersede: bool = False) -> None:
+        """Record the deciding failure (the first one wins, unless ``supersede``: a failure of an
+        earlier step that was overlapped with a later one decides, as if it had been awaited)."""
+        if self.verdict is not None and not supersede:
             return
         self.verdict = verdict
         self.failed_step = step

@@ -154,7 +154,13 @@ class SseChannel:
         self.stream = stream
         self.endpoint = endpoint
 
-    async def call(self, body: JsonObject, timeout_s: float, headers: dict[str, str] | None = None) -> Reply:
+    async def call(
+        self,
+        body: JsonObject,
+        timeout_s: float,
+        headers: dict[str, str] | None = None,
+        on_sent: Callable[[], None] | None = None,
+    ) -> Reply:
         """POST ``body``; for a request, wait for its response on the stream (or inline).
 
         Returns a :class:`Reply` whose status is the POST's and whose ``response`` is the
@@ -168,7 +174,13 @@ class SseChannel:
         request_id = body.get("id")
         base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         reply = await self.exchanger.send(
-            "POST", self.endpoint, headers=(headers or {}) | base, body=body, expect_id=request_id, timeout_s=timeout_s
+            "POST",
+            self.endpoint,
+            headers=(headers or {}) | base,
+            body=body,
+            expect_id=request_id,
+            timeout_s=timeout_s,
+            on_sent=on_sent,
         )
         waiting = reply.response is None and reply.error_body is None and reply.kind != "html"
         if request_id is not None and waiting and reply.status // 100 == 2:

@@ -39,6 +39,7 @@ and to the legacy endpoint on the same origin, never to metadata URLs or any oth
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -63,6 +64,7 @@ from app.probe.jsonrpc import (
     initialized_notification,
     is_modern_error,
     supported_versions,
+    tools_list_request,
 )
 from app.probe.legacy_sse import (
     ENDPOINT_WAIT_S,
@@ -89,6 +91,23 @@ _NO_FALLBACK = frozenset(
 
 class _Stop(Exception):
     """Internal: the conversation cannot go on (the failure is already recorded)."""
+
+
+def _plain_success(reply: Reply) -> bool:
+    """A reply that is our JSON-RPC response with a ``result`` and nothing to classify."""
+    verdict = classify_reply(reply)
+    if verdict is not None:
+        return verdict.reason == "reply_too_large"  # (read as far as the cap goes, as any page)
+    response = reply.response
+    return response is not None and "result" in response and error_of(response) is None
+
+
+def _refuses_posts(reply: Reply) -> bool:
+    """The URL takes no POST at all: 405, or a 404 page that is no JSON-RPC answer (MCP 2025-11-25
+    backward compatibility): the legacy event stream is opened before ``initialize`` is POSTed."""
+    if reply.status == 405:
+        return True
+    return reply.status == 404 and reply.response is None and reply.error_body is None and reply.kind != "json"
 
 
 @dataclass
@@ -124,6 +143,8 @@ class Conversation:
     session_id: str | None = None
     negotiated_version: str | None = None
     modern_hint: bool = False
+    legacy_first: bool = False
+    sse_tried: bool = False
     channel: SseChannel | None = None
     auth_reply: Reply | None = None
     _next_id: int = 0
@@ -141,14 +162,22 @@ class Conversation:
         except _Stop:
             return
 
-    async def exchange(self, body: JsonObject, headers: dict[str, str], budget_s: float, *, expect: bool) -> Reply:
+    async def exchange(
+        self,
+        body: JsonObject,
+        headers: dict[str, str],
+        budget_s: float,
+        *,
+        expect: bool,
+        on_sent: Callable[[], None] | None = None,
+    ) -> Reply:
         """One message over the channel in use; transport failures and timeouts are raised."""
         request_id = body.get("id") if expect else None
         if self.channel is not None:
-            reply = await self.channel.call(body, budget_s, self.credentials)
+            reply = await self.channel.call(body, budget_s, self.credentials, on_sent)
         else:
             reply = await self.exchanger.send(
-                "POST", self.url, headers=headers, body=body, expect_id=request_id, timeout_s=budget_s
+                "POST", self.url, headers=headers, body=body, expect_id=request_id, timeout_s=budget_s, on_sent=on_sent
             )
         if reply.id_type_changed:
             self.findings.warn("response_id_type_changed")
@@ -158,8 +187,17 @@ class Conversation:
             self.findings.warn("reply_truncated")  # more followed the response than the cap allows
         return reply
 
-    async def send(self, step: str, body: JsonObject, headers: dict[str, str], *, expect: bool = True) -> Reply:
-        """Send one message; on a transport failure record it and stop the conversation."""
+    async def send(
+        self,
+        step: str,
+        body: JsonObject,
+        headers: dict[str, str],
+        *,
+        expect: bool = True,
+        on_sent: Callable[[], None] | None = None,
+        supersede: bool = False,
+    ) -> Reply:
+        """Send one message; on a transport failure record it (over any verdict, with ``supersede``) and stop."""
         self.findings.step(step)
         limit = self.handshake_deadline if step in HANDSHAKE_STEPS else self.deadline
         remaining = limit - time.monotonic()
@@ -168,12 +206,12 @@ class Conversation:
             self.findings.fail(step, Verdict("probe_deadline"))
             raise _Stop
         try:
-            return await self.exchange(body, headers, timeout, expect=expect)
+            return await self.exchange(body, headers, timeout, expect=expect, on_sent=on_sent)
         except (TimeoutError, httpx2.HTTPError) as exc:
             verdict = classify_exception(exc)
             if isinstance(exc, TimeoutError) and timeout < self.step_timeout_s:
                 verdict = Verdict("probe_deadline")
-            self.findings.fail(step, verdict)
+            self.findings.fail(step, verdict, supersede=supersede)
             raise _Stop from exc
 
     def fail(self, step: str, verdict: Verdict, reply: Reply) -> None:
@@ -201,6 +239,10 @@ class Conversation:
     async def _try_modern(self) -> bool:
         """``True`` when the probe is finished (modern success or a final failure)."""
         step = "server/discover"
+        if self.url.startswith("https:") and not self.findings.light:
+            # A TLS handshake takes two round trips: dialled now, a second connection is ready
+            # when a 2025-era notification or a legacy stream needs it (closed unused otherwise).
+            self.exchanger.preconnect(self.url)
         reply = await self.send(step, discover_request(self.next_id(), self.client_info), self.headers_for(step))
         self.findings.timings.discover_ms = reply.elapsed_ms
         self.findings.evidence.answered = True
@@ -227,12 +269,19 @@ class Conversation:
             self.modern_hint = True
         elif error is not None and reply.status == 404 and error.get("code") == METHOD_NOT_FOUND:
             self.modern_hint = True  # 2026-07-28 answers unknown methods with 404 + -32601
+        self.legacy_first = _refuses_posts(reply)
         return False
 
     # --- legacy era -------------------------------------------------------------------------
 
     async def _legacy(self) -> None:
+        if self.legacy_first and self.channel is None:
+            self.legacy_first = False
+            if await self._try_legacy_sse():
+                return
         step = "initialize"
+        if self.channel is None and not self.findings.light:
+            self.exchanger.preconnect(self.url)  # notifications/initialized will go beside tools/list
         reply = await self.send(step, initialize_request(self.next_id(), self.client_info), self.headers_for())
         self.findings.timings.initialize_ms = reply.elapsed_ms
         self.findings.evidence.answered = True
@@ -254,14 +303,15 @@ class Conversation:
         self.negotiated_version = record_legacy(self.findings, result, reply, sse=self.channel is not None)
         if self.channel is None:  # HTTP+SSE sessions live in the endpoint URL; nothing to end with DELETE
             self.session_id = session_of(self.findings, reply)
-        await self._initialized()
-        if not self.findings.light:
-            await list_tools(self, modern=False)
-            await refuse(self, modern=False)
+        if self.findings.light:
+            await self._initialized()
+            return
+        await self._initialized_beside_tools()
+        await refuse(self, modern=False)
 
     def _may_be_legacy_sse(self, reply: Reply) -> bool:
         """MCP 2025-11-25 backward compatibility: POST failed with 400/404/405, body not a modern error."""
-        if self.channel is not None or reply.status not in (400, 404, 405):
+        if self.channel is not None or self.sse_tried or reply.status not in (400, 404, 405):
             return False
         error = error_of(reply.response) or reply.error_body
         return error is None or not is_modern_error(error)
@@ -270,10 +320,12 @@ class Conversation:
         """Open the event stream; ``True`` when the URL speaks HTTP+SSE (the SSE path decided the result)."""
         step = "sse/connect"
         self.findings.step(step)
+        self.sse_tried = True
         timeout = min(self.step_timeout_s, self.handshake_deadline - time.monotonic())
         if timeout <= 0:
             return False
         started = time.monotonic()
+        self.exchanger.preconnect(self.url)  # the stream holds one connection; the POSTs need another
         try:
             response, is_event_stream = await open_event_stream(self.exchanger, self.url, timeout, self.credentials)
         except (TimeoutError, httpx2.HTTPError):
@@ -325,12 +377,50 @@ class Conversation:
             return Verdict("modern_only", verdict.detail)
         return verdict
 
-    async def _initialized(self) -> None:
+    async def _initialized(self, on_sent: Callable[[], None] | None = None) -> None:
         step = "notifications/initialized"
-        reply = await self.send(step, initialized_notification(), self.headers_for(), expect=False)
+        body, headers = initialized_notification(), self.headers_for()
+        reply = await self.send(step, body, headers, expect=False, on_sent=on_sent, supersede=on_sent is not None)
         self.findings.timings.initialized_ms = reply.elapsed_ms
         if reply.status // 100 != 2:
             self.findings.warn("initialized_rejected")
+
+    async def _initialized_beside_tools(self) -> None:
+        """``notifications/initialized``, with the first ``tools/list`` page asked as soon as it is on the wire.
+
+        Nothing waits for a notification's answer (MCP 2025-11-25 ``basic/lifecycle``: requests
+        may follow the ``initialize`` response), so the first page does not wait for it either;
+        the notification is written first, so a server that reads in order sees it first. The
+        outcome is the one an awaited notification would give: its failure decides the verdict,
+        and a first page that is not a plain success (a server that took the page before the
+        notification, say) is asked again once the notification was answered.
+        """
+        written = anyio.Event()
+        failed: list[_Stop] = []
+        early: list[Reply] = []
+
+        async def notify() -> None:
+            try:
+                await self._initialized(on_sent=written.set)
+            except _Stop as stop:
+                failed.append(stop)
+            finally:
+                written.set()
+
+        page_stopped = False
+        async with anyio.create_task_group() as group:
+            group.start_soon(notify)
+            await written.wait()
+            if not failed:
+                try:
+                    request = tools_list_request(self.next_id(), None, modern_client_info=None)
+                    early.append(await self.send("tools/list", request, self.headers_for()))
+                except _Stop:
+                    page_stopped = True
+        if failed or page_stopped:
+            raise _Stop
+        first = early[0] if early and _plain_success(early[0]) else None
+        await list_tools(self, modern=False, first=first)
 
     # --- tools --------------------------------------------------------------------------------
 

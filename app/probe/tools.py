@@ -161,8 +161,10 @@ def salvage_page(partial: bytes, tools: ToolsInfo, findings: Findings) -> None:
     read_page({"tools": entries}, tools, findings)
 
 
-async def list_tools(conversation: Conversing, *, modern: bool) -> None:
-    """Read ``tools/list`` page by page (see the module docs); failures are recorded, never raised."""
+async def list_tools(conversation: Conversing, *, modern: bool, first: Reply | None = None) -> None:
+    """Read ``tools/list`` page by page (see the module docs); failures are recorded, never raised.
+
+    ``first``: the first page's reply when it was already asked for (beside a notification)."""
     step = "tools/list"
     tools = ToolsInfo()
     conversation.findings.tools = tools
@@ -171,10 +173,13 @@ async def list_tools(conversation: Conversing, *, modern: bool) -> None:
     started = time.monotonic()
     try:
         while tools.pages_read < conversation.max_pages:
-            request = tools_list_request(
-                conversation.next_id(), cursor, modern_client_info=conversation.client_info if modern else None
-            )
-            reply = await conversation.send(step, request, conversation.headers_for(step if modern else None))
+            if first is not None:
+                reply, first = first, None
+            else:
+                request = tools_list_request(
+                    conversation.next_id(), cursor, modern_client_info=conversation.client_info if modern else None
+                )
+                reply = await conversation.send(step, request, conversation.headers_for(step if modern else None))
             verdict = classify_reply(reply)
             if verdict is not None and verdict.reason == "reply_too_large":
                 salvage_page(reply.partial, tools, conversation.findings)

@@ -17,12 +17,15 @@ from __future__ import annotations
 import functools
 import socket
 import ssl
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from types import TracebackType
+from typing import Any
 
 import httpcore2
 import httpx2
 
 from app.guard.addresses import IPAddress
+from app.probe.warm import WarmPool
 
 
 class PinnedBackend(httpcore2.AsyncNetworkBackend):
@@ -41,6 +44,8 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         self._pins: dict[str, tuple[str, ...]] = {}
         self._inner = inner or httpcore2.AnyIOBackend()
         self.dialled: list[tuple[str, int]] = []
+        self.warm = WarmPool()
+        self._deferred: dict[tuple[str, int], Callable[[], bool]] = {}
         for host, addresses in (pins or {}).items():
             self.pin(host, addresses)
 
@@ -60,13 +65,59 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
-        """Dial the pinned addresses of ``host`` in order; the first that connects wins.
+        """A warm connection to ``host:port`` if one was dialled ahead; else dial the pinned addresses in order.
 
         Raises:
             httpcore2.ConnectError: the host was never pinned, or no address accepted.
             httpcore2.ConnectTimeout: the last address tried timed out.
         """
-        addresses = self._pins.get(host.lower().strip("[]"))
+        key = (host.lower().strip("[]"), port)
+        warm = await self.warm.claim(key)
+        if warm is not None:
+            return warm
+        stream = await self._dial(key[0], port, timeout, local_address, socket_options)
+        deferred = self._deferred.pop(key, None)
+        if deferred is not None:  # asked for before the first connection: dial it beside that one's TLS
+            deferred()
+        return stream
+
+    def preconnect(
+        self,
+        host: str,
+        port: int,
+        *,
+        tls: tuple[ssl.SSLContext, str] | None,
+        timeout: float,
+        socket_options: Any,
+        after_next: bool = False,
+    ) -> bool:
+        """Dial ``host:port`` in the background for the next new connection (see :mod:`app.probe.warm`).
+
+        ``after_next``: no connection is open yet, so the next one dialled is the first; this one is
+        started as soon as that connects (otherwise the first request would take it).
+        ``False`` when the host was never pinned or a warm connection is already on its way.
+        """
+        key = (host.lower().strip("[]"), port)
+        if key[0] not in self._pins:
+            return False
+
+        async def dial() -> httpcore2.AsyncNetworkStream:
+            return await self._dial(key[0], port, timeout, None, socket_options)
+
+        if after_next:
+            self._deferred[key] = lambda: self.warm.start(key, dial, tls, timeout)
+            return True
+        return self.warm.start(key, dial, tls, timeout)
+
+    async def _dial(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None,  # noqa: ASYNC109 (httpcore2's interface)
+        local_address: str | None,
+        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None,
+    ) -> httpcore2.AsyncNetworkStream:
+        addresses = self._pins.get(host)
         if not addresses:
             raise httpcore2.ConnectError(f"host {host!r} was not cleared by the target guard")
         last_error: Exception | None = None
@@ -116,23 +167,60 @@ def _no_trust_context() -> ssl.SSLContext:
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
-class _PinnedTransport(httpx2.AsyncHTTPTransport):
-    def __init__(self, backend: PinnedBackend, ssl_context: ssl.SSLContext) -> None:
+_SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+#: Connections to one host at most (our politeness limit; a warm one counts).
+MAX_CONNECTIONS = 2
+
+
+class PinnedTransport(httpx2.AsyncHTTPTransport):
+    """The probe's transport: the pin table's backend under an HTTP/1.1 pool of at most two connections."""
+
+    def __init__(self, backend: PinnedBackend, ssl_context: ssl.SSLContext, connect_timeout_s: float) -> None:
         super().__init__(verify=ssl_context, trust_env=False)
+        self._backend = backend
+        self._ssl_context = ssl_context
+        self._connect_timeout_s = connect_timeout_s
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=ssl_context,
-            max_connections=4,
-            max_keepalive_connections=2,
+            max_connections=MAX_CONNECTIONS,
+            max_keepalive_connections=MAX_CONNECTIONS,
             keepalive_expiry=5.0,
             http1=True,
             http2=False,
             retries=0,
-            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+            socket_options=_SOCKET_OPTIONS,
             network_backend=backend,
         )
 
+    def preconnect(self, url: httpx2.URL) -> bool:
+        """Open one more connection to ``url``'s origin ahead of need, unless that would make three."""
+        open_now = len(self._pool.connections)
+        if open_now >= MAX_CONNECTIONS:
+            return False
+        port = url.port or (443 if url.scheme == "https" else 80)
+        tls = (self._ssl_context, url.host) if url.scheme == "https" else None
+        return self._backend.preconnect(
+            url.host, port, tls=tls, timeout=self._connect_timeout_s, socket_options=_SOCKET_OPTIONS,
+            after_next=open_now == 0,
+        )  # fmt: skip
 
-def build_transport(backend: PinnedBackend, *, ca_bundle: str | None, tls: bool = True) -> httpx2.AsyncHTTPTransport:
+    async def aclose(self) -> None:
+        await super().aclose()
+        await self._backend.warm.aclose()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
+        await super().__aexit__(exc_type, exc_value, traceback)
+        await self._backend.warm.aclose()
+
+
+def build_transport(
+    backend: PinnedBackend, *, ca_bundle: str | None, tls: bool = True, connect_timeout_s: float = 5.0
+) -> PinnedTransport:
     """The httpx2 transport of one probe, dialling only through ``backend``.
 
     The probe sends requests on the transport itself (:class:`app.probe.exchange.Exchanger`),
@@ -143,5 +231,7 @@ def build_transport(backend: PinnedBackend, *, ca_bundle: str | None, tls: bool 
         backend: the pin table.
         ca_bundle: optional extra trusted CAs (PEM path).
         tls: ``False`` for a plain-http target (development switch only): no trust store is loaded.
+        connect_timeout_s: budget of a connection dialled ahead of need (see :mod:`app.probe.warm`).
     """
-    return _PinnedTransport(backend, build_ssl_context(ca_bundle) if tls else _no_trust_context())
+    context = build_ssl_context(ca_bundle) if tls else _no_trust_context()
+    return PinnedTransport(backend, context, connect_timeout_s)

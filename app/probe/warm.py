@@ -1,0 +1,124 @@
+"""Connections dialled before they are needed, so no handshake lands on the critical path.
+
+Policy: where the conversation knows that two requests will soon be in flight at once (the
+``initialized`` notification beside ``tools/list``; the legacy event stream beside the
+POSTs to its endpoint), it asks for one more connection to the same origin while it is still
+waiting for an earlier answer. The TCP connect (and the TLS 1.3 handshake, with the very
+context and server name the pool would use) then runs during that wait, and the pool's next
+new connection to the origin takes the ready socket instead of dialling (RFC 9112 section
+9.3 keeps HTTP/1.1 to one request at a time per connection, so overlapping needs two).
+
+At most one connection is warmed per origin at a time, and only while the pool holds at most
+one of its own: the probe never has more than two connections to a host open (our
+politeness limit). A warm connection nobody claimed is closed with the probe's transport; a
+warm dial that failed is forgotten and the pool dials as usual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import httpcore2
+
+Dial = Callable[[], Awaitable[httpcore2.AsyncNetworkStream]]
+
+
+class WarmStream(httpcore2.AsyncNetworkStream):
+    """A socket dialled (and, for https, with TLS already started) ahead of its request.
+
+    httpcore2 calls :meth:`start_tls` right after ``connect_tcp``; when the handshake was
+    already made for that context and server name, the TLS stream is handed over as it is.
+    """
+
+    def __init__(self, stream: httpcore2.AsyncNetworkStream, tls_for: tuple[ssl.SSLContext, str] | None) -> None:
+        self._stream = stream
+        self._tls_for = tls_for
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        return await self._stream.read(max_bytes, timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        await self._stream.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
+    ) -> httpcore2.AsyncNetworkStream:
+        if self._tls_for == (ssl_context, server_hostname):
+            return self._stream
+        if self._tls_for is not None:  # made for another context or name: not usable for this one
+            await self._stream.aclose()
+            raise httpcore2.ConnectError("the warmed connection was made for another TLS context")
+        return await self._stream.start_tls(ssl_context, server_hostname, timeout)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class WarmPool:
+    """Warm dials by origin: started with :meth:`start`, taken by :meth:`claim`, closed by :meth:`aclose`."""
+
+    def __init__(self) -> None:
+        self._pending: dict[tuple[str, int], asyncio.Task[WarmStream]] = {}
+
+    def start(self, key: tuple[str, int], dial: Dial, tls: tuple[ssl.SSLContext, str] | None, timeout: float) -> bool:
+        """Begin warming one connection for ``key`` (``False`` when one is already on its way)."""
+        if key in self._pending:
+            return False
+
+        async def warm() -> WarmStream:
+            async with asyncio.timeout(timeout):
+                stream = await dial()
+                if tls is None:
+                    return WarmStream(stream, None)
+                try:
+                    return WarmStream(await stream.start_tls(tls[0], tls[1], timeout), tls)
+                except BaseException:
+                    await stream.aclose()
+                    raise
+
+        self._pending[key] = asyncio.get_running_loop().create_task(warm())
+        return True
+
+    async def claim(self, key: tuple[str, int]) -> WarmStream | None:
+        """The warm connection for ``key``, once ready; ``None`` when there is none or its dial failed."""
+        task = self._pending.pop(key, None)
+        if task is None:
+            return None
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():  # our caller was cancelled: the socket must not leak
+                task.add_done_callback(_close_result)
+            raise
+        except Exception:
+            return None  # a failed warm dial costs nothing: the pool dials as usual
+
+    async def aclose(self) -> None:
+        """Close every connection warmed and never claimed."""
+        tasks, self._pending = list(self._pending.values()), {}
+        await _close_all(tasks)
+
+
+async def _close_all(tasks: Iterable[asyncio.Task[WarmStream]]) -> None:
+    for task in tasks:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            stream = await task
+            await stream.aclose()
+
+
+def _close_result(task: asyncio.Task[WarmStream]) -> None:
+    if task.cancelled() or task.exception() is not None:
+        return
+    stream = task.result()
+    asyncio.get_running_loop().create_task(stream.aclose())
