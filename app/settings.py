@@ -80,6 +80,11 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("MCP_SONDE_REDIS_URL", "REDIS_URL"),
         description="Redis URL (shared cache, limits and locks); unset = the embedded in-process store.",
     )
+    memory_store_max_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=1024 * 1024,
+        description="Bound of the embedded in-process store (and of the fallback during a Redis outage), bytes.",
+    )
     redis_timeout_s: float = Field(
         default=0.25, gt=0, le=10, description="Redis connect and read timeout; past it the in-process fallback serves."
     )

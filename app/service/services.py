@@ -121,7 +121,9 @@ def build_services(
     network_backend: httpcore2.AsyncNetworkBackend | None = None,
 ) -> Services:
     """Build the collaborators for one app instance."""
-    store = open_store(settings.redis_url, settings.redis_timeout_s, settings.redis_namespace)
+    store = open_store(
+        settings.redis_url, settings.redis_timeout_s, settings.redis_namespace, settings.memory_store_max_bytes
+    )
     metrics = Metrics()
     services = Services(
         settings=settings,

@@ -10,8 +10,12 @@ from app.store.resilient import ResilientStore
 __all__ = ["MemoryStore", "RedisStore", "ResilientStore", "Store", "StoreError", "key", "open_store"]
 
 
-def open_store(redis_url: str | None, timeout_s: float = 0.25, namespace: str = "") -> Store:
-    """A :class:`ResilientStore` over Redis when ``redis_url`` is set, else a :class:`MemoryStore`."""
+def open_store(
+    redis_url: str | None, timeout_s: float = 0.25, namespace: str = "", memory_max_bytes: int = 64 * 1024 * 1024
+) -> Store:
+    """A :class:`ResilientStore` over Redis when ``redis_url`` is set, else a :class:`MemoryStore`
+    of at most ``memory_max_bytes`` (the fallback during a Redis outage has the same bound)."""
     if redis_url:
-        return ResilientStore(RedisStore(redis_url, timeout_s=timeout_s, namespace=namespace))
-    return MemoryStore()
+        fallback = MemoryStore(max_bytes=memory_max_bytes)
+        return ResilientStore(RedisStore(redis_url, timeout_s=timeout_s, namespace=namespace), fallback=fallback)
+    return MemoryStore(max_bytes=memory_max_bytes)

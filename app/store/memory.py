@@ -1,18 +1,24 @@
 """The embedded store: one process, in memory, no server needed.
 
 Policy: exact for a single process (``mcp-sonde serve`` refuses more than one worker with it).
-Expired keys are dropped when touched and swept when the table grows; the table is bounded
-(``max_keys``): when full, expired entries are swept and then the least recently written
-tenth is evicted, so short-lived gates and locks (rewritten often) outlive day-old badge
-entries, and a full table costs one linear sweep per tenth of its size, not per write.
+Expired keys are dropped when touched and swept when the table grows. The table is bounded
+twice: by keys (``max_keys``) and by bytes (``max_bytes``: each entry counts its key, its
+value and :data:`ENTRY_OVERHEAD`, what CPython spends on the dict slot, the tuple, the str and
+bytes headers and the float). When either bound is reached, expired entries are swept first;
+only if that is not enough are live entries evicted, the least recently written first, until a
+tenth of the bound is free, so short-lived gates and locks (rewritten often) outlive day-old
+badge entries, and a full table costs one linear sweep per tenth of its size, not per write.
 """
 
 from __future__ import annotations
 
-import itertools
 import time
 
 from app.store.base import Store
+
+#: Bytes spent per entry beyond its key and value: dict slot, 2-tuple, str and bytes headers,
+#: float and the allocator's rounding and headers (set so that RSS stays under the bound: bench/store.py).
+ENTRY_OVERHEAD = 280
 
 
 class MemoryStore(Store):
@@ -20,10 +26,17 @@ class MemoryStore(Store):
 
     name = "memory"
 
-    def __init__(self, max_keys: int = 100_000) -> None:
+    def __init__(self, max_keys: int = 100_000, max_bytes: int = 64 * 1024 * 1024) -> None:
         self._values: dict[str, tuple[bytes, float]] = {}
         self._slots: dict[str, dict[str, float]] = {}
         self._max_keys = max_keys
+        self._max_bytes = max_bytes
+        self._bytes = 0  # what the entries of _values cost, by the count above
+
+    @property
+    def size_bytes(self) -> int:
+        """What the stored entries cost (keys, values and per-entry overhead), bytes."""
+        return self._bytes
 
     def _now(self) -> float:
         return time.monotonic()
@@ -33,25 +46,52 @@ class MemoryStore(Store):
         if entry is None:
             return None
         if entry[1] <= self._now():
-            del self._values[key]
+            self._drop(key)
             return None
         return entry[0]
 
-    def _put(self, key: str, value: bytes, ttl_s: float) -> None:
-        self._values.pop(key, None)  # a rewritten key moves to the end: eviction order is write order
-        if len(self._values) >= self._max_keys:
-            self._sweep()
-        self._values[key] = (value, self._now() + ttl_s)
+    @staticmethod
+    def _cost(key: str, value: bytes) -> int:
+        return len(key) + len(value) + ENTRY_OVERHEAD
 
-    def _sweep(self) -> None:
-        """Drop expired entries; if still full, the least recently written tenth (amortised O(1) per write)."""
+    def _drop(self, key: str) -> None:
+        value, _expires = self._values.pop(key)
+        self._bytes -= self._cost(key, value)
+
+    def _write(self, key: str, value: bytes, expires: float) -> None:
+        """Store ``value`` in place (the key keeps its place in the write order)."""
+        old = self._values.get(key)
+        if old is not None:
+            self._bytes -= self._cost(key, old[0])
+        self._values[key] = (value, expires)
+        self._bytes += self._cost(key, value)
+
+    def _put(self, key: str, value: bytes, ttl_s: float) -> None:
+        if key in self._values:
+            self._drop(key)  # a rewritten key moves to the end: eviction order is write order
+        cost = self._cost(key, value)
+        if cost > self._max_bytes:
+            return  # larger than the whole store: never kept (a cache miss later, not an error)
+        if len(self._values) >= self._max_keys or self._bytes + cost > self._max_bytes:
+            self._sweep(cost)
+        self._write(key, value, self._now() + ttl_s)
+
+    def _full(self, incoming: int, headroom: bool) -> bool:
+        keys, room = self._max_keys, self._max_bytes
+        if headroom:  # evict down to nine tenths, so the next writes do not sweep again
+            keys, room = keys - max(1, keys // 10), room - room // 10
+        return len(self._values) >= keys or self._bytes + incoming > room
+
+    def _sweep(self, incoming: int) -> None:
+        """Drop expired entries; if still full, the least recently written until a tenth is free
+        (amortised O(1) per write)."""
         now = self._now()
         for stale in [k for k, (_v, expires) in self._values.items() if expires <= now]:
-            del self._values[stale]
-        if len(self._values) >= self._max_keys:
-            excess = len(self._values) - self._max_keys + max(1, self._max_keys // 10)
-            for evicted in list(itertools.islice(self._values, excess)):
-                del self._values[evicted]
+            self._drop(stale)
+        if not self._full(incoming, headroom=False):
+            return
+        while self._values and self._full(incoming, headroom=True):
+            self._drop(next(iter(self._values)))
 
     async def get(self, key: str) -> bytes | None:
         return self._live(key)
@@ -67,7 +107,7 @@ class MemoryStore(Store):
 
     async def delete_if_equal(self, key: str, value: bytes) -> bool:
         if self._live(key) == value:
-            del self._values[key]
+            self._drop(key)
             return True
         return False
 
@@ -80,15 +120,17 @@ class MemoryStore(Store):
         if any(value >= cap for value, cap in zip(current, caps, strict=True)):
             return None
         for k, value in zip(keys, current, strict=True):
-            expires = self._values[k][1] if k in self._values else self._now() + ttl_s
-            self._values[k] = (str(value + 1).encode(), expires)
+            if k in self._values:
+                self._write(k, str(value + 1).encode(), self._values[k][1])
+            else:
+                self._put(k, str(value + 1).encode(), ttl_s)
         return [value + 1 for value in current]
 
     async def undraw(self, keys: list[str]) -> None:
         for k in keys:
             value = self._counter(k)
             if value > 0:
-                self._values[k] = (str(value - 1).encode(), self._values[k][1])
+                self._write(k, str(value - 1).encode(), self._values[k][1])
 
     async def counters(self, keys: list[str]) -> list[int]:
         return [self._counter(k) for k in keys]
@@ -116,3 +158,4 @@ class MemoryStore(Store):
     async def aclose(self) -> None:
         self._values.clear()
         self._slots.clear()
+        self._bytes = 0
