@@ -42,7 +42,9 @@ SERVER_NS, CLIENT_NS = "sonde-a", "sonde-b"
 SERVER_IP, CLIENT_IP = "10.231.0.1", "10.231.0.2"
 DELAY_MS = 25
 RTT_MS = 2 * DELAY_MS
-EVERYTHING = ROOT / "tests" / "npm" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+EVERYTHING = (
+    ROOT / "tests" / "npm" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+)
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,15 @@ def started(command: list[str], port: int, env: dict[str, str] | None = None) ->
 
 def servers(stack: ExitStack, certs: Path) -> None:
     """Start every server of :func:`cases`."""
-    uvicorn = [sys.executable, "-m", "uvicorn", "tests.servers.sdk_apps:build_app", "--factory", "--log-level", "warning"]
+    uvicorn = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "tests.servers.sdk_apps:build_app",
+        "--factory",
+        "--log-level",
+        "warning",
+    ]
     stack.enter_context(started([*uvicorn, "--host", SERVER_IP, "--port", "8001"], 8001))
     tls = ["--ssl-certfile", str(certs / "cert.pem"), "--ssl-keyfile", str(certs / "key.pem")]
     stack.enter_context(started([*uvicorn, "--host", SERVER_IP, "--port", "8443", *tls], 8443))
@@ -220,7 +230,9 @@ def main() -> None:
     for case, ours, theirs, seen in rows:
         rtt = _median(ours, "span_ms") / RTT_MS
         sdk = _median(theirs, "span_ms") / RTT_MS
-        line = f"{case.label:<36}{case.floor:>6}{case.floor * 1.1:>6.1f}{rtt:>11.2f}{_median(ours, 'connections'):>7.0f}"
+        line = (
+            f"{case.label:<36}{case.floor:>6}{case.floor * 1.1:>6.1f}{rtt:>11.2f}{_median(ours, 'connections'):>7.0f}"
+        )
         line += f"{_median(ours, 'requests'):>6.0f}{rtt / case.floor:>7.2f}{sdk:>9.2f}"
         print(line + ("" if rtt <= case.floor * 1.1 else "   over goal"))
         if "-v" in sys.argv:

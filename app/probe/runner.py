@@ -188,7 +188,10 @@ async def _run(target: TargetUrl, findings: Findings, plan: _Plan, resolved: Res
     findings.addresses = [str(a) for a in resolved.addresses]
     backend = PinnedBackend({target.host: resolved.addresses}, inner=plan.network_backend)
     transport = build_transport(
-        backend, ca_bundle=settings.ca_bundle, tls=target.scheme == "https", connect_timeout_s=settings.connect_timeout_s
+        backend,
+        ca_bundle=settings.ca_bundle,
+        tls=target.scheme == "https",
+        connect_timeout_s=settings.connect_timeout_s,
     )
     async with transport:
         exchanger = Exchanger(
