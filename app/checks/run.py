@@ -1,23 +1,27 @@
-"""A full check: probe the endpoint, then judge it (:mod:`app.checks.suite`)."""
+"""A full check: probe the endpoint, then judge it (:mod:`app.checks.suite`).
+
+The suite and its models are imported when the first judging starts, not with this module,
+so the probe's first packet does not wait for them (the CLI imports them meanwhile)."""
 
 from __future__ import annotations
 
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 import httpcore2
 
-from app.checks.model import CheckResult
-from app.checks.suite import full_result
 from app.guard import ResolutionFailed, ResolvedTarget, Resolver, TargetUrl
 from app.probe.credentials import Credentials
 from app.probe.evidence import Evidence
 from app.probe.runner import Observation, ProbeFailed, observe, unresolved_result
 from app.settings import Settings
+
+if TYPE_CHECKING:
+    from app.checks.model import CheckResult
 
 logger = logging.getLogger("mcp_sonde.checks")
 _LIMITER: anyio.CapacityLimiter | None = None
@@ -57,6 +61,8 @@ async def full_check(
         observer=observer,
     )
     try:
+        from app.checks.suite import full_result
+
         names = credentials.names() if credentials is not None else ()
         judge = functools.partial(full_result, observation, credential_headers=names, include_tools=include_tools)
         # Judging a hostile list of 2,000 tools is seconds of CPU: off the event loop, so the
@@ -98,6 +104,8 @@ def redacted(result: CheckResult, credentials: Credentials) -> CheckResult:
             return [scrub(v, key) for v in value]
         return value
 
+    from app.checks.model import CheckResult
+
     document = scrub(result.model_dump(mode="json"))
     if not changed:
         return result
@@ -113,5 +121,7 @@ _OURS = frozenset({"status", "reason", "state", "id", "era", "transport", "faile
 
 def unresolved_check(url: TargetUrl, failure: ResolutionFailed, credentials: Credentials | None = None) -> CheckResult:
     """The full result for a URL whose host did not resolve (nothing was connected to)."""
+    from app.checks.suite import full_result
+
     names = credentials.names() if credentials is not None else ()
     return full_result(Observation(unresolved_result(url, failure), Evidence()), credential_headers=names)

@@ -8,10 +8,12 @@ origin only and never printed). Ctrl-C ends the probe cleanly with exit code 130
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
+import threading
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
 import anyio
@@ -20,11 +22,38 @@ from pydantic import ValidationError
 from app.checks.run import full_check
 from app.cli.codes import EXIT_CODES, EXIT_HELP, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_REFUSED, EXIT_USAGE
 from app.cli.progress import Progress
-from app.cli.summary import write_summary
 from app.errors import SondeError, TargetRefused
-from app.probe import ProbeResult, probe
 from app.probe.credentials import CredentialRefused, Credentials, validate
 from app.settings import Settings
+
+if TYPE_CHECKING:
+    from app.probe.result import ProbeResult
+
+#: What a check needs only once answers come: imported on a thread while the first packet goes out
+#: and the network answers (the probe's own modules are kept light for that: see app.probe.findings).
+_LATER: Final = ("app.probe.result", "app.checks.suite", "app.cli.summary", "app.probe.tls", "app.probe.auth")
+
+
+def _import_later() -> None:
+    for name in _LATER:
+        importlib.import_module(name)
+
+
+def _importing_once_connecting(observer: Callable[[str], None] | None) -> Callable[[str], None]:
+    """``observer``, starting :func:`_import_later` on a thread when the first request's step starts
+    (started earlier, the thread would slow the main thread's way to the first packet)."""
+    started = False
+
+    def observe(step: str) -> None:
+        nonlocal started
+        if not started and step != "dns":
+            started = True
+            threading.Thread(target=_import_later, name="imports", daemon=True).start()
+        if observer is not None:
+            observer(step)
+
+    return observe
+
 
 _LOCAL_HINT_REASONS: Final = frozenset(
     {"scheme_not_https", "port_not_allowed", "host_ip_literal", "address_not_public"}
@@ -91,8 +120,11 @@ async def _probe(
     credentials: Credentials | None,
     observer: Callable[[str], None] | None,
 ) -> ProbeResult:
+    observer = _importing_once_connecting(observer)
     if args.light:
-        return await probe(args.url, light=True, settings=settings)
+        from app.probe.runner import observe
+
+        return (await observe(args.url, light=True, settings=settings, observer=observer)).result
     return await full_check(
         args.url, settings=settings, credentials=credentials, observer=observer, include_tools=args.tools
     )
@@ -139,6 +171,8 @@ def run_check(args: argparse.Namespace) -> int:
         exclude = None if args.tools else {"tool_definitions"}
         sys.stdout.write(result.model_dump_json(indent=2, exclude=exclude) + "\n")
     else:
+        from app.cli.summary import write_summary
+
         write_summary(result, sys.stdout)
     return EXIT_CODES[result.status]
 

@@ -8,16 +8,33 @@ The first failure decides the status; later steps do not overwrite it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from app.probe.auth import AuthInfo
 from app.probe.classify import Verdict
 from app.probe.evidence import Evidence
 from app.probe.reasons import status_of
-from app.probe.result import ProbeResult, ServerInfo, SessionInfo, Timings, ToolsInfo
-from app.probe.tls import TlsInfo
+
+if TYPE_CHECKING:  # the result models are imported when a result is built (a fast CLI start)
+    from app.probe.auth import AuthInfo
+    from app.probe.result import ProbeResult, ServerInfo, SessionInfo, ToolsInfo
+    from app.probe.tls import TlsInfo
+
+
+@dataclass
+class StepTimes:
+    """Milliseconds per step as the probe measures them (see :class:`app.probe.result.Timings`)."""
+
+    dns_ms: float | None = None
+    discover_ms: float | None = None
+    sse_connect_ms: float | None = None
+    initialize_ms: float | None = None
+    initialized_ms: float | None = None
+    tools_list_ms: float | None = None
+    tools_call_ms: float | None = None
+    session_end_ms: float | None = None
+    total_ms: float | None = None
 
 
 @dataclass
@@ -43,7 +60,7 @@ class Findings:
     auth: AuthInfo | None = None
     tls: TlsInfo | None = None
     addresses: list[str] = field(default_factory=list)
-    timings: Timings = field(default_factory=Timings)
+    timings: StepTimes = field(default_factory=StepTimes)
     warnings: list[str] = field(default_factory=list)
     evidence: Evidence = field(default_factory=Evidence)
     observer: Callable[[str], None] | None = None
@@ -80,8 +97,11 @@ class Findings:
         Every result field that a probe learns step by step has a field of the same name here;
         the verdict supplies the rest.
         """
+        from app.probe.result import ProbeResult
+
         verdict = self.verdict or Verdict("ok")
         learned = {name: getattr(self, name) for name in ProbeResult.model_fields if hasattr(self, name)}
+        learned["timings"] = asdict(self.timings)
         return ProbeResult(
             **learned,
             status=status_of(verdict.reason),

@@ -19,13 +19,15 @@ visible ASCII (0x21 to 0x7E) is kept and sent on later requests; another one is 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.probe.exchange import Reply
 from app.probe.findings import Findings
 from app.probe.jsonrpc import META_SERVER_INFO, MODERN_VERSION, JsonObject
-from app.probe.result import ServerInfo, SessionInfo
 from app.probe.text import clean_json, clean_text
+
+if TYPE_CHECKING:
+    from app.probe.result import ServerInfo
 
 _SESSION_ID = re.compile(r"[\x21-\x7e]{1,1024}")
 _VERSION_TOKEN = re.compile(r"[\x21-\x7e]{1,64}")
@@ -58,6 +60,8 @@ def record_legacy(findings: Findings, result: JsonObject, reply: Reply, *, sse: 
 def session_of(findings: Findings, reply: Reply) -> str | None:
     """The ``Mcp-Session-Id`` issued with the ``initialize`` answer, when usable (recorded either way)."""
     session_id = reply.headers.get("mcp-session-id")
+    from app.probe.result import SessionInfo
+
     findings.session = SessionInfo(issued=session_id is not None)
     if session_id is None:
         return None
@@ -86,6 +90,8 @@ def _server_info(info: Any, findings: Findings) -> ServerInfo | None:
         return None
     if not (isinstance(info.get("name"), str) and isinstance(info.get("version"), str)):
         findings.warn("server_info_invalid")  # Implementation requires a string name and version
+    from app.probe.result import ServerInfo
+
     return ServerInfo(
         name=clean_text(info.get("name"), 128),
         version=clean_text(info.get("version"), 64),

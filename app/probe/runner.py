@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import anyio
 import httpcore2
@@ -33,18 +34,19 @@ from app.guard import (
     check_url,
     resolve_target,
 )
-from app.probe.auth import discover as discover_auth
 from app.probe.classify import Verdict
 from app.probe.evidence import Evidence, Refusal
 from app.probe.exchange import Exchanger
 from app.probe.findings import Findings
 from app.probe.reach import Reach
 from app.probe.reasons import status_of
-from app.probe.result import ProbeResult
 from app.probe.streamable import Conversation
-from app.probe.tls import TlsInfo, certificate_facts, read_unverified_certificate
 from app.probe.transport import PinnedBackend, build_transport
 from app.settings import Settings, get_settings
+
+if TYPE_CHECKING:  # imported where used: the CLI's first packet does not wait for them
+    from app.probe.result import ProbeResult
+    from app.probe.tls import TlsInfo
 
 logger = logging.getLogger("mcp_sonde.probe")
 
@@ -221,6 +223,8 @@ async def _run(target: TargetUrl, findings: Findings, plan: _Plan, resolved: Res
         elif scope.cancelled_caught:
             findings.fail(findings.current_step or "probe", Verdict("probe_deadline"))
         if conversation.auth_reply is not None:
+            from app.probe.auth import discover as discover_auth
+
             reach = Reach(backend, resolver_, allow_private=settings.allow_private)
             findings.auth = await discover_auth(exchanger, reach, target, conversation.auth_reply, flow_deadline)
         if target.scheme == "https":
@@ -231,6 +235,8 @@ async def _run(target: TargetUrl, findings: Findings, plan: _Plan, resolved: Res
 async def _tls_facts(
     exchanger: Exchanger, backend: PinnedBackend, target: TargetUrl, findings: Findings, deadline: float
 ) -> TlsInfo | None:
+    from app.probe.tls import TlsInfo, certificate_facts, read_unverified_certificate
+
     if exchanger.peer_certificate_der is not None:
         return certificate_facts(exchanger.peer_certificate_der, verified=True)
     if findings.verdict is None or status_of(findings.verdict.reason) != "tls":

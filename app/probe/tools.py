@@ -26,15 +26,17 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app import jsonsafe
 from app.probe.classify import Verdict, classify_reply
 from app.probe.exchange import REPLY_DEPTH, Reply
 from app.probe.findings import Findings
 from app.probe.jsonrpc import JsonObject, error_of, tools_list_request
-from app.probe.result import ToolsInfo
 from app.probe.text import clean_text
+
+if TYPE_CHECKING:
+    from app.probe.result import ToolsInfo
 
 
 class Conversing(Protocol):
@@ -165,6 +167,8 @@ async def list_tools(conversation: Conversing, *, modern: bool, first: Reply | N
     """Read ``tools/list`` page by page (see the module docs); failures are recorded, never raised.
 
     ``first``: the first page's reply when it was already asked for (beside a notification)."""
+    from app.probe.result import ToolsInfo
+
     step = "tools/list"
     tools = ToolsInfo()
     conversation.findings.tools = tools
