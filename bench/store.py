@@ -1,6 +1,6 @@
 """Benchmark: resident memory of the embedded store filled with 100,000 distinct badge entries.
 
-Each entry is what the badge cache writes (``badge:<url>`` and its compact JSON), for a
+Each entry is what the badge cache writes (the key of the URL and its compact JSON), for a
 distinct URL of 2 kB, through :class:`app.store.memory.MemoryStore` with the default bound of
 ``memory_store_max_bytes``. Prints the RSS of this process before (everything imported, an
 empty store) and after, beside the bound. Goal: RSS after under the bound plus the baseline.
@@ -16,6 +16,7 @@ import sys
 import time
 
 from app.settings import Settings
+from app.store import key
 from app.store.memory import MemoryStore
 
 
@@ -33,7 +34,7 @@ async def fill(store: MemoryStore, n: int) -> None:
         url += "p" * (2048 - len(url))
         entry = {"state": "ok", "message": "ok", "color": "brightgreen", "modified": "Tue, 01 Dec 2026 10:00:00 GMT"}
         entry["fresh_until"] = time.time() + 86_400  # type: ignore[assignment]
-        await store.set(f"badge:{url}", json.dumps(entry).encode(), 172_800)
+        await store.set(key("badge", url), json.dumps(entry).encode(), 172_800)
 
 
 def main() -> None:

@@ -17,7 +17,8 @@ from starlette.routing import Route
 
 from app.guard import Resolver
 from app.service import badge, routes
-from app.service.accesslog import AccessLog
+from app.service.accesslog import AccessLog, AccessLogger
+from app.service.badge_hits import BadgeHits
 from app.service.errors import ApiError, error_response, handle_api_error
 from app.service.mcp_tool import build_mcp_server, mcp_route
 from app.service.services import build_services
@@ -93,10 +94,12 @@ def create_app(
         Route("/openapi.json", routes.openapi_json),
         Route("/.well-known/x402", routes.well_known_x402),
     ]
+    paths = frozenset(route.path for route in table)
     app = Starlette(
         routes=table,
         middleware=[
-            Middleware(AccessLog, paths=frozenset(route.path for route in table)),
+            Middleware(BadgeHits, badges=badges, access=AccessLogger(paths)),
+            Middleware(AccessLog, paths=paths),
             Middleware(
                 CORSMiddleware,
                 allow_origins=["*"],

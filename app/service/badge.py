@@ -105,19 +105,16 @@ class BadgeService:
         await self.overall.aclose()
 
     def _cache_key(self, target: TargetUrl) -> str:
-        return key("badge", target.url)
+        return _badge_key(target.url)
 
     async def _cached(self, target: TargetUrl) -> tuple[BadgeState, str, bool] | None:
         """``(state, last-modified, fresh)`` from the cache; a compact entry, cheap to read on every hit."""
         raw = await self.services.store.get(self._cache_key(target))
-        if raw is None:
+        entry = _entry(raw) if raw is not None else None
+        if entry is None:
             return None
-        try:
-            entry = json.loads(raw)
-            state = BadgeState(entry["state"], entry["message"], entry["color"])
-            return state, str(entry["modified"]), time.time() < float(entry["fresh_until"])
-        except (ValueError, KeyError, TypeError):
-            return None
+        state, modified, fresh_until = entry
+        return state, modified, time.time() < fresh_until
 
     async def _probe(self, target: TargetUrl) -> tuple[BadgeState, str]:
         """A light probe through the single-flight runner; its badge is cached."""
@@ -153,19 +150,28 @@ class BadgeService:
         self._refreshing.add(task)
         task.add_done_callback(self._refreshing.discard)
 
-    async def state_for(self, request: Request, url: str) -> tuple[BadgeState, str | None]:
-        """The badge for ``url`` and its ``Last-Modified``: from the cache, or a limited light probe."""
-        settings = self.services.settings
+    async def lookup(self, url: str) -> tuple[BadgeState, str | None] | TargetUrl:
+        """The badge for ``url`` when no probe is needed (a refused URL, a cache hit; a stale hit
+        starts its refresh), else the checked target of a miss."""
         try:
-            target = _checked(url, settings.allow_private)
+            target = _checked(url, self.services.settings.allow_private)
         except TargetRefused:
             return REFUSED, None
         cached = await self._cached(target)
-        if cached is not None:
-            state, modified, fresh = cached
-            if not fresh:
-                self._refresh_in_background(target)
-            return state, modified
+        if cached is None:
+            return target
+        state, modified, fresh = cached
+        if not fresh:
+            self._refresh_in_background(target)
+        return state, modified
+
+    async def state_for(self, request: Request, url: str) -> tuple[BadgeState, str | None]:
+        """The badge for ``url`` and its ``Last-Modified``: from the cache, or a limited light probe."""
+        settings = self.services.settings
+        found = await self.lookup(url)
+        if not isinstance(found, TargetUrl):
+            return found
+        target = found
         client = rate_key(client_ip(request, self.services.trusted_proxies))
         if not (await self.per_client.hit(client)).allowed or not (await self.overall.hit("all")).allowed:
             self.services.metrics.limits_hit.labels(limit="badge_probe").inc()
@@ -190,6 +196,26 @@ class BadgeService:
 
 
 @functools.lru_cache(maxsize=4096)
+def _entry(raw: bytes) -> tuple[BadgeState, str, float] | None:
+    """A cache entry read: ``(state, last-modified, fresh until)``; ``None`` when it is not one of ours."""
+    try:
+        entry = json.loads(raw)
+        return (
+            BadgeState(entry["state"], entry["message"], entry["color"]),
+            str(entry["modified"]),
+            float(entry["fresh_until"]),
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _badge_key(url: str) -> str:
+    """The store key of a normalised URL's badge (a hash: computed once per URL seen often)."""
+    return key("badge", url)
+
+
+@functools.lru_cache(maxsize=4096)
 def _checked(url: str, allow_private: bool) -> TargetUrl:
     """:func:`app.guard.check_url`, remembered: badge URLs repeat on every README view."""
     return check_url(url, allow_private=allow_private)
@@ -203,27 +229,40 @@ def _drawn(message: str, color: str, style: Style, kind: str) -> tuple[bytes, st
     return body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
 
-def _headers(etag: str, state: BadgeState, modified: str | None) -> dict[str, str]:
+@functools.lru_cache(maxsize=4096)
+def answer(
+    body: bytes, etag: str, media_type: str, state: BadgeState, modified: str | None, not_modified: bool
+) -> tuple[int, tuple[tuple[bytes, bytes], ...], bytes]:
+    """Status, raw headers and body of a badge answer (built once per badge, state and date)."""
     age = 300 if state.probed else 60
-    headers = {
-        "Cache-Control": f"max-age={age}, s-maxage={age}",
-        "ETag": etag,
-        "X-Content-Type-Options": "nosniff",
-        "Content-Security-Policy": CSP,
-        "X-Badge-State": state.state,
-    }
+    headers = [
+        (b"cache-control", f"max-age={age}, s-maxage={age}".encode()),
+        (b"etag", etag.encode()),
+        (b"x-content-type-options", b"nosniff"),
+        (b"content-security-policy", CSP.encode()),
+        (b"x-badge-state", state.state.encode()),
+    ]
     if modified is not None:
-        headers["Last-Modified"] = modified
-    return headers
+        headers.append((b"last-modified", modified.encode()))
+    if not_modified:
+        return 304, tuple(headers), b""
+    headers += [(b"content-length", str(len(body)).encode()), (b"content-type", media_type.encode())]
+    return 200, tuple(headers), body
+
+
+class _Raw(Response):
+    """A response whose raw headers are given as they are (built by :func:`answer`)."""
+
+    def __init__(self, status: int, headers: tuple[tuple[bytes, bytes], ...], body: bytes) -> None:
+        self.status_code, self.body, self.background = status, body, None
+        self.raw_headers = list(headers)
 
 
 def _answer(
     request: Request, body: bytes, etag: str, media_type: str, state: BadgeState, modified: str | None
 ) -> Response:
-    headers = _headers(etag, state, modified)
-    if not_modified(request.headers.get("if-none-match"), etag):
-        return Response(status_code=304, headers=headers)
-    return Response(body, media_type=media_type, headers=headers)
+    fresh = not_modified(request.headers.get("if-none-match"), etag)
+    return _Raw(*answer(body, etag, media_type, state, modified, fresh))
 
 
 def not_modified(if_none_match: str | None, etag: str) -> bool:
@@ -240,13 +279,32 @@ def _badge_service(request: Request) -> BadgeService:
     return service
 
 
+SVG_TYPE = "image/svg+xml; charset=utf-8"
+
+
+def svg_of(state: BadgeState, asked_style: str | None) -> tuple[bytes, str]:
+    """The SVG badge and its ETag in the style asked for (``flat`` when it is not one we draw)."""
+    style: Style = asked_style if asked_style in STYLES else "flat"
+    return _drawn(state.message, state.color, style, "svg")
+
+
+def json_of(state: BadgeState) -> tuple[bytes, str]:
+    """The shields endpoint document of a badge and its ETag."""
+    return _json_drawn(state.message, state.color)
+
+
+@functools.lru_cache(maxsize=1024)
+def _json_drawn(message: str, color: str) -> tuple[bytes, str]:
+    document = {"schemaVersion": 1, "label": LABEL, "message": message, "color": color}
+    body = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+    return body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
 async def badge_svg(request: Request) -> Response:
     """``GET /badge/mcp?url=...&style=...``."""
     state, modified = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
-    asked = request.query_params.get("style", "flat")
-    style: Style = asked if asked in STYLES else "flat"
-    body, etag = _drawn(state.message, state.color, style, "svg")
-    return _answer(request, body, etag, "image/svg+xml; charset=utf-8", state, modified)
+    body, etag = svg_of(state, request.query_params.get("style", "flat"))
+    return _answer(request, body, etag, SVG_TYPE, state, modified)
 
 
 async def badge_png(request: Request) -> Response:
@@ -259,7 +317,5 @@ async def badge_png(request: Request) -> Response:
 async def badge_json(request: Request) -> Response:
     """``GET /badge/mcp.json?url=...``: shields' endpoint schema, so maintainers can style it themselves."""
     state, modified = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
-    document = {"schemaVersion": 1, "label": LABEL, "message": state.message, "color": state.color}
-    body = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
-    etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    body, etag = json_of(state)
     return _answer(request, body, etag, "application/json", state, modified)

@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 import anyio
 import httpx2
+import pytest
 import trustme
 
 from tests.servers.network import server_context
@@ -183,3 +184,49 @@ def test_one_probe_for_300_concurrent_misses_across_instances(service: Service, 
     assert len(responses) == 300 and all(r.status_code == 200 for r in responses)
     assert {r.headers["x-badge-state"] for r in responses} == {"ok"}
     assert handshakes(raw) == 1
+
+
+def test_a_cached_hit_answered_at_the_edge_is_the_route_s_answer(service: Service, raw: RawServer) -> None:
+    """Hits without an ``Origin`` skip the framework (app.service.badge_hits); with one they take the
+    route and get CORS headers. Everything else must be byte for byte the same, 304s included."""
+    raw.routes["/mcp"] = MiniMcp()
+    cors = {"access-control-allow-origin", "access-control-expose-headers", "vary", "access-control-allow-credentials"}
+    with service() as base:
+        for kind, params in (("", {}), ("", {"style": "for-the-badge"}), (".json", {})):
+            badge(base, raw.url("/mcp"), kind, **params)  # the miss fills the cache
+            edge = badge(base, raw.url("/mcp"), kind, **params)
+            query = "&".join([f"url={quote(raw.url('/mcp'), safe='')}"] + [f"{k}={v}" for k, v in params.items()])
+            routed = httpx2.get(f"{base}/badge/mcp{kind}?{query}", headers={"Origin": "https://example.org"})
+            assert (
+                routed.headers["access-control-allow-origin"] == "*"
+                and "access-control-allow-origin" not in edge.headers
+            )
+            assert edge.content == routed.content and edge.status_code == routed.status_code == 200
+            assert [(k, v) for k, v in edge.headers.items()] == [
+                (k, v) for k, v in routed.headers.items() if k not in cors
+            ]
+            etag = {"If-None-Match": edge.headers["etag"]}
+            edge_304 = httpx2.get(f"{base}/badge/mcp{kind}?{query}", headers=etag)
+            routed_304 = httpx2.get(f"{base}/badge/mcp{kind}?{query}", headers=etag | {"Origin": "https://example.org"})
+            assert edge_304.status_code == routed_304.status_code == 304 and edge_304.content == b""
+            assert [(k, v) for k, v in edge_304.headers.items()] == [
+                (k, v) for k, v in routed_304.headers.items() if k not in cors
+            ]
+    assert handshakes(raw) == 1
+
+
+def test_the_access_log_line_of_a_badge_hit_answered_at_the_edge(
+    service: Service, raw: RawServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    import json
+    import logging
+
+    raw.routes["/mcp"] = MiniMcp()
+    caplog.set_level(logging.INFO, logger="mcp_sonde.access")
+    with service() as base:
+        badge(base, raw.url("/mcp?key=s3cret"))
+        badge(base, raw.url("/mcp?key=s3cret"))
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "mcp_sonde.access"]
+    assert [(line["method"], line["path"], line["status"]) for line in lines] == [("GET", "/badge/mcp", 200)] * 2
+    assert all(isinstance(line["ms"], float) and line["client"] == "127.0.0.1" for line in lines)
+    assert "s3cret" not in caplog.text
