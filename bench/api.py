@@ -5,7 +5,10 @@ separate process) with the same number of checks in flight (default 16):
 
 - baseline: :func:`app.probe.probe` called directly in a loop, in this process;
 - service: ``POST /v1/mcp/check`` on ``mcp-sonde serve`` (a separate process, one worker,
-  embedded store, free pool), driven from this process by an httpx2 client.
+  embedded store, free pool), driven by wrk (Debian's package; one thread, a Lua script
+  giving every request its own URL) when it is installed, else by an httpx2 client in this
+  process (whose own CPU then competes with the service's on these 2 cores: the output says
+  which ran).
 
 Each check uses its own URL (a query string), so single-flight does not merge them, and the
 per-host pace is off (``host_start_interval_s=0``), so only the service's own work is added.
@@ -18,8 +21,10 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 
@@ -71,6 +76,31 @@ async def service(n: int, concurrency: int, target: str, api: str) -> float:
         return await _drive(n, concurrency, once)
 
 
+_WRK_SCRIPT = """
+local n = 0
+request = function()
+  n = n + 1
+  local body = '{"url":"TARGET?w=' .. n .. '-' .. math.random(1000000000) .. '"}'
+  return wrk.format("POST", "/v1/mcp/check", {["Content-Type"] = "application/json", ["X-Free-Pool"] = "1"}, body)
+end
+"""
+
+
+def service_wrk(seconds: int, concurrency: int, target: str, api: str) -> float:
+    """Checks per second wrk measured; every answer must be a 200."""
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
+        script.write(_WRK_SCRIPT.replace("TARGET", target))
+        script.flush()
+        command = ["wrk", "-t1", f"-c{concurrency}", f"-d{seconds}s", "-s", script.name, api]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+    if "Non-2xx" in done.stdout:
+        raise RuntimeError(done.stdout)
+    for line in done.stdout.splitlines():
+        if line.startswith("Requests/sec:"):
+            return float(line.split(":", 1)[1])
+    raise RuntimeError(done.stdout)
+
+
 def main() -> None:
     """Print the figures."""
     logging.disable(logging.WARNING)
@@ -98,12 +128,19 @@ def main() -> None:
         target = f"http://127.0.0.1:{mcp_port}/mcp"
         anyio.run(baseline, 50, concurrency, target)  # warm up
         direct = anyio.run(baseline, n, concurrency, target)
-        through = anyio.run(service, n, concurrency, target, f"http://127.0.0.1:{api_port}")
+        api_url = f"http://127.0.0.1:{api_port}"
+        anyio.run(service, 50, concurrency, target, api_url)  # warm up
+        wrk = shutil.which("wrk") is not None
+        if wrk:
+            through = service_wrk(max(3, n // 400), concurrency, target, api_url)
+        else:
+            through = anyio.run(service, n, concurrency, target, api_url)
     finally:
         for process in (api, server):
             process.terminate()
             process.wait(timeout=10)
-    print(f"api benchmark: {n} full checks, {concurrency} in flight, fast local MCP server")
+    load = "wrk" if wrk else "an httpx2 client in this process"
+    print(f"api benchmark: {n} full checks, {concurrency} in flight, fast local MCP server, service driven by {load}")
     print(f"  probe() directly        {direct:8.0f} checks/s")
     print(f"  POST /v1/mcp/check      {through:8.0f} checks/s")
     print(f"  ratio service/direct    {through / direct:8.2f}")

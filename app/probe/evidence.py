@@ -68,6 +68,8 @@ class Evidence:
         list_problems: stable keys of what was wrong with the shape of ``tools/list``.
         list_complete: the list was read to its end (every page, nothing cut).
         refusal: the refusal call, when the probe got that far.
+        listed_bytes: decoded bytes of the ``tools/list`` replies (what judging the list costs
+            grows with it).
     """
 
     answered: bool = False
@@ -78,6 +80,7 @@ class Evidence:
     list_problems: list[str] = field(default_factory=list)
     list_complete: bool = False
     refusal: Refusal | None = None
+    listed_bytes: int = 0
 
     def problem(self, key: str) -> None:
         """Record a ``tools/list`` shape problem (each key once)."""

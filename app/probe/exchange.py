@@ -81,6 +81,7 @@ class Reply:
         partial: the capped bytes of a JSON reply that was truncated (for salvage).
         id_type_changed: our response came back with its id spelled as another JSON type.
         body_incomplete: the body ended early or stalled (a framing fault of the server).
+        body_bytes: decoded body bytes read (at most the cap).
     """
 
     status: int
@@ -103,6 +104,7 @@ class Reply:
     partial: bytes = b""
     id_type_changed: bool = False
     body_incomplete: bool = False
+    body_bytes: int = 0
 
 
 #: Nesting a reply may have: deep JSON Schemas are real (a fingerprint still refuses past 64).
@@ -494,6 +496,7 @@ class _Reading:
         if not self.stopped:
             self.reader.finish()
         reply.head = bytes(self.reader.head)
+        reply.body_bytes = self.reader.fed
         awaited = self.reader.expect_id is not None and reply.status != 202  # 202: the answer comes elsewhere
         if cut_short and not self.ended and reply.response is None and awaited:
             raise TimeoutError("the reply did not arrive completely in time")

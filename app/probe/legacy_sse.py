@@ -68,6 +68,7 @@ class EventStream:
         self._cap = cap
         self.endpoint: str | None = None
         self.responses: dict[str, JsonObject] = {}
+        self.sizes: dict[str, int] = {}  # characters of each response's event data
         self.ended = False
         self.truncated = False
         self.error: BaseException | None = None
@@ -112,7 +113,8 @@ class EventStream:
         ours = key is not None and key.isascii() and key.isdigit() and len(key) <= 4
         if is_response(message) and ours and len(self.responses) < 10_000:
             assert key is not None
-            self.responses.setdefault(key, message)
+            if key not in self.responses:
+                self.responses[key], self.sizes[key] = message, len(data)
             self._notify()
         else:
             self.skipped += 1
@@ -188,6 +190,7 @@ class SseChannel:
             arrived = await self.stream.wait(lambda: key in self.stream.responses, deadline - time.monotonic())
             if arrived:
                 reply.response = self.stream.responses[key]
+                reply.body_bytes += self.stream.sizes.get(key, 0)
             elif self.stream.ended:
                 reply.kind, reply.truncated = "sse", self.stream.truncated
             else:

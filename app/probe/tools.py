@@ -184,6 +184,7 @@ async def list_tools(conversation: Conversing, *, modern: bool, first: Reply | N
                     conversation.next_id(), cursor, modern_client_info=conversation.client_info if modern else None
                 )
                 reply = await conversation.send(step, request, conversation.headers_for(step if modern else None))
+            conversation.findings.evidence.listed_bytes += reply.body_bytes
             verdict = classify_reply(reply)
             if verdict is not None and verdict.reason == "reply_too_large":
                 salvage_page(reply.partial, tools, conversation.findings)
