@@ -3,7 +3,7 @@
 The server (``bench/slow_server.py``, a separate process) holds every ``server/discover`` for
 1 s, then answers ``tools/list`` at once, so a perfect client finishes in just over 1 s of
 wall time. Prints wall time, peak RSS of this process, and the number of probes that did not
-return ``ok``. Goal: wall under 2 s, peak RSS under 250 MB, no errors.
+return ``ok``. Goal: wall under 1.5 s, peak RSS under 150 MB, no errors.
 
 Usage: ``python -m bench.concurrency [N] [DELAY_S]`` (defaults 1000 and 1.0).
 """
@@ -59,8 +59,8 @@ def main() -> None:
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     errors = n - statuses.get("ok/ok", 0)
     print(f"concurrency benchmark: {n} concurrent full probes, server delay {delay_s} s")
-    print(f"  wall        {wall:.2f} s   (goal < 2 s)")
-    print(f"  peak RSS    {peak_mb:.0f} MB   (goal < 250 MB)")
+    print(f"  wall        {wall:.2f} s   (goal < 1.5 s)")
+    print(f"  peak RSS    {peak_mb:.0f} MB   (goal < 150 MB)")
     print(f"  errors      {errors}   {dict(statuses)}")
 
 

@@ -90,3 +90,17 @@ async def test_trailing_slash_redirect_is_reported_not_followed(sdk_base: str, d
     assert (result.status, result.reason) == ("redirect", "redirect")
     assert result.http_status == 307
     assert result.location is not None and result.location.endswith("/stateless-json/mcp")
+
+
+@pytest.mark.parametrize("path", ["stateless-json/mcp", "stateful-sse/mcp", "initialize-only/mcp", "legacy-sse/sse"])
+async def test_the_bytes_of_the_tool_list_are_counted_on_every_transport(
+    sdk_base: str, dev_settings: Settings, path: str
+) -> None:
+    """What judging costs is estimated from them (small lists are judged on the event loop): a list
+    that arrives on the legacy event stream must count, not the empty 202 of its POST."""
+    from app.probe.runner import observe
+
+    observation = await observe(f"{sdk_base}/{path}", settings=dev_settings)
+    assert observation.result.status == "ok"
+    listed = observation.evidence.listed_bytes
+    assert 300 < listed < 5_000, listed  # three small tools, once (not the notification, not the refusal)
