@@ -1,0 +1,169 @@
+"""The probe at the round-trip floor: what overlaps, what is dialled ahead, and that verdicts stay.
+
+Round trips themselves are measured across a real link by ``bench/link.py``; these tests check
+the behaviour behind them on loopback: request order, connection counts, the warm connection's
+life, and the verdict when something overlapped goes wrong.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import trustme
+
+from app.probe.runner import observe
+from app.settings import Settings
+from tests.servers.network import server_context
+from tests.servers.raw import RawServer, Request, send, send_json
+from tests.servers.raw_mcp import MiniMcp
+
+pytestmark = pytest.mark.anyio
+
+
+class _Concurrent:
+    """Counts the connections a raw server has open at once (most seen)."""
+
+    def __init__(self, raw: RawServer) -> None:
+        self.now = self.most = 0
+        self._lock = threading.Lock()
+        serve = raw._serve_connection
+
+        def counted(conn: socket.socket) -> None:
+            with self._lock:
+                self.now += 1
+                self.most = max(self.most, self.now)
+            try:
+                serve(conn)
+            finally:
+                with self._lock:
+                    self.now -= 1
+
+        raw._serve_connection = counted  # type: ignore[method-assign]
+
+
+def _methods(raw: RawServer) -> list[str]:
+    return [r.message.get("method") or r.method for r in raw.seen]
+
+
+async def test_the_notification_goes_first_and_the_listing_beside_it_on_a_second_connection(
+    raw: RawServer, dev_settings: Settings
+) -> None:
+    raw.routes["/mcp"] = MiniMcp(issue_session="s-1")
+    seen = _Concurrent(raw)
+    observation = await observe(raw.url("/mcp"), settings=dev_settings)
+    assert (observation.result.status, observation.result.tools and observation.result.tools.count) == ("ok", 2)
+    methods = _methods(raw)
+    assert methods.index("notifications/initialized") < methods.index("tools/list")
+    assert methods.count("tools/list") == 1  # a plain first page is not asked again
+    assert raw.connections == 2 and seen.most <= 2
+
+
+async def test_a_first_page_refused_before_the_notification_arrived_is_asked_again(
+    raw: RawServer, dev_settings: Settings
+) -> None:
+    """A server that takes requests out of order (or refuses them until it has seen the notification)
+    is judged as if the probe had waited for the notification's answer."""
+    mini = MiniMcp(issue_session="s-2")
+    initialized = threading.Event()
+    answered_early = []
+
+    @raw.route("/mcp")
+    def strict(request: Request, conn: socket.socket) -> bool | None:
+        method = request.message.get("method")
+        if method == "notifications/initialized":
+            time.sleep(0.2)  # the listing arrives meanwhile, on the other connection
+            initialized.set()
+        if method == "tools/list" and not initialized.is_set():
+            answered_early.append(True)
+            error = {"code": -32602, "message": "Received request before initialization was complete"}
+            send_json(conn, 200, {"jsonrpc": "2.0", "id": request.message.get("id"), "error": error})
+            return None
+        return mini(request, conn)
+
+    observation = await observe(raw.url("/mcp"), settings=dev_settings)
+    result = observation.result
+    assert answered_early == [True]
+    assert (result.status, result.tools and result.tools.names) == ("ok", ["alpha", "beta"])
+    assert "tools_list_error" not in result.warnings and _methods(raw).count("tools/list") == 2
+
+
+async def test_a_failed_notification_decides_the_verdict_though_the_listing_went_beside_it(
+    raw: RawServer, dev_settings: Settings
+) -> None:
+    mini = MiniMcp(issue_session="s-3")
+
+    @raw.route("/mcp")
+    def drops_the_notification(request: Request, conn: socket.socket) -> bool | None:
+        if request.message.get("method") == "notifications/initialized":
+            time.sleep(0.2)
+            return True  # the connection closes without an answer (and again on the retry)
+        return mini(request, conn)
+
+    result = (await observe(raw.url("/mcp"), settings=dev_settings)).result
+    assert (result.status, result.failed_step) == ("unreachable", "notifications/initialized")
+
+
+async def test_a_url_that_takes_no_post_opens_the_legacy_stream_before_posting_initialize(
+    sdk_base: str, dev_settings: Settings
+) -> None:
+    """``server/discover`` got 405: ``initialize`` would get it too, so the stream is opened at once."""
+    observation = await observe(f"{sdk_base}/legacy-sse/sse", settings=dev_settings)
+    result = observation.result
+    assert (result.status, result.transport, result.tools and result.tools.count) == ("ok", "sse", 3)
+    assert result.timings.sse_connect_ms is not None
+
+
+async def test_a_405_to_discover_from_a_server_that_has_no_stream_still_gets_initialize(
+    raw: RawServer, dev_settings: Settings
+) -> None:
+    @raw.route("/mcp")
+    def post_refused(request: Request, conn: socket.socket) -> bool | None:
+        send(conn, 405, {"allow": "GET", "content-type": "text/plain"}, b"Method Not Allowed")
+        return None
+
+    result = (await observe(raw.url("/mcp"), settings=dev_settings)).result
+    assert (result.status, result.reason, result.failed_step) == ("client_error", "method_not_allowed", "initialize")
+    assert [r.method for r in raw.seen] == ["POST", "GET", "POST"]  # discover, the stream, initialize
+
+
+async def test_a_warm_connection_nobody_claimed_is_closed_with_the_probe(
+    raw: RawServer, dev_settings: Settings
+) -> None:
+    raw.routes["/mcp"] = MiniMcp()
+    seen = _Concurrent(raw)
+
+    @raw.route("/fails")
+    def refuse_initialize(request: Request, conn: socket.socket) -> bool | None:
+        send_json(conn, 400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "no"}})
+        return None
+
+    for _ in range(5):  # initialize fails, so the connection warmed for the notification is never used
+        result = (await observe(raw.url("/fails"), settings=dev_settings)).result
+        assert result.status == "client_error"
+    deadline = time.monotonic() + 3
+    while seen.now and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert seen.now == 0 and seen.most <= 2
+
+
+async def test_over_tls_the_second_connection_is_dialled_during_discover_with_its_handshake(
+    tmp_path: Path,
+) -> None:
+    authority = trustme.CA()
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    server = RawServer(ssl_context=server_context(authority, "127.0.0.1"))
+    server.routes["/mcp"] = MiniMcp(issue_session="s-4")
+    server.start()
+    try:
+        seen = _Concurrent(server)
+        settings = Settings(allow_private=True, ca_bundle=str(bundle), probe_timeout_s=8.0)
+        result = (await observe(server.url("/mcp"), settings=settings)).result
+    finally:
+        server.stop()
+    assert (result.status, result.tls and result.tls.verified) == ("ok", True)
+    assert server.connections == 2 and seen.most <= 2
