@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import anyio
 import pytest
 import trustme
 
@@ -146,7 +147,7 @@ async def test_a_warm_connection_nobody_claimed_is_closed_with_the_probe(
         assert result.status == "client_error"
     deadline = time.monotonic() + 3
     while seen.now and time.monotonic() < deadline:
-        time.sleep(0.02)
+        await anyio.sleep(0.02)
     assert seen.now == 0 and seen.most <= 2
 
 
