@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 import pytest
 import trustme
 
@@ -30,6 +31,7 @@ class _Concurrent:
 
     def __init__(self, raw: RawServer) -> None:
         self.now = self.most = 0
+        self.closed = threading.Event()  # set whenever no connection is open
         self._lock = threading.Lock()
         serve = raw._serve_connection
 
@@ -42,6 +44,8 @@ class _Concurrent:
             finally:
                 with self._lock:
                     self.now -= 1
+                    if self.now == 0:
+                        self.closed.set()
 
         raw._serve_connection = counted  # type: ignore[method-assign]
 
@@ -145,9 +149,8 @@ async def test_a_warm_connection_nobody_claimed_is_closed_with_the_probe(
     for _ in range(5):  # initialize fails, so the connection warmed for the notification is never used
         result = (await observe(raw.url("/fails"), settings=dev_settings)).result
         assert result.status == "client_error"
-    deadline = time.monotonic() + 3
-    while seen.now and time.monotonic() < deadline:
-        await anyio.sleep(0.02)
+    with anyio.move_on_after(3):
+        await anyio.to_thread.run_sync(seen.closed.wait)  # the server saw every connection close
     assert seen.now == 0 and seen.most <= 2
 
 
