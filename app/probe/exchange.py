@@ -387,11 +387,12 @@ class Exchanger:
                 self.retries_left -= 1
                 continue
             response.request = request
-            self._note_tls(response)
+            if parsed.scheme == "https":  # (asking a plain socket for its TLS object builds a dict each time)
+                self._note_tls(response)
             return response
 
     def _note_tls(self, response: httpx2.Response) -> None:
-        if self.peer_certificate is not None:
+        if self.peer_certificate_der is not None:
             return
         stream = response.extensions.get("network_stream")
         ssl_object = stream.get_extra_info("ssl_object") if stream is not None else None
