@@ -10,7 +10,8 @@ Policy:
 - The ``Content-Type`` is trusted only when the first bytes agree with it (see
   :func:`app.probe.body.sniff`).
 - One retry per probe, and only when the connection dropped before any response header
-  arrived (MCP requests are safe to resend then: the server answered nothing).
+  arrived (MCP requests are safe to resend then: the server answered nothing). A connection
+  dialled ahead (:mod:`app.probe.warm`) that the server dropped while it waited costs no retry.
 - HTTP framing faults after the response headers arrived (RFC 9112 section 6.3: a body that
   ends before its ``Content-Length`` or its last chunk, or stalls until the deadline) are the
   server's, not a failure to reach it: what arrived is read as far as it goes and the reply
@@ -303,8 +304,10 @@ class Exchanger:
         expect_id: int | None = None,
         timeout_s: float,
         on_sent: Callable[[], None] | None = None,
+        retry: bool = True,
     ) -> Reply:
-        """Run one exchange within ``timeout_s`` seconds (``on_sent``: called once the request is written).
+        """Run one exchange within ``timeout_s`` seconds (``on_sent``: called once the request is written;
+        ``retry``: may use the probe's one retry).
 
         Raises:
             TimeoutError: the deadline passed before the reply was read.
@@ -316,7 +319,7 @@ class Exchanger:
         # One cancel scope bounds headers and body together (the cheapest bound anyio offers).
         with anyio.CancelScope(deadline=anyio.current_time() + timeout_s) as scope:
             response = await self._send_with_retry(
-                method, url, headers, content, read_timeout_s=self._read_timeout_s, on_sent=on_sent
+                method, url, headers, content, read_timeout_s=self._read_timeout_s, on_sent=on_sent, retry=retry
             )
             try:
                 reading = self._start(response, expect_id, scope)
@@ -368,6 +371,7 @@ class Exchanger:
         *,
         read_timeout_s: float | None,
         on_sent: Callable[[], None] | None = None,
+        retry: bool = True,
     ) -> httpx2.Response:
         limits = {"connect": self._connect_timeout_s, "read": read_timeout_s, "write": self._read_timeout_s}
         limits["pool"] = self._read_timeout_s
@@ -382,7 +386,9 @@ class Exchanger:
             try:
                 response = await self.transport.handle_async_request(request)
             except _RETRYABLE:
-                if self.retries_left <= 0:
+                if isinstance(self.transport, PinnedTransport) and self.transport.warm_died():
+                    continue  # a connection dialled ahead was dropped while it waited: not the server's answer
+                if not retry or self.retries_left <= 0:
                     raise
                 self.retries_left -= 1
                 continue

@@ -217,6 +217,7 @@ async def _run(target: TargetUrl, findings: Findings, plan: _Plan, resolved: Res
         )
         with anyio.move_on_after(max(0.0, deadline - time.monotonic())) as scope:
             await conversation.run()
+        await backend.settle()  # what follows (metadata, certificate, DELETE) overlaps nothing
         if scope.cancelled_caught and findings.current_step == "tools/call":
             # the refusal call never decides the status
             findings.evidence.refusal = findings.evidence.refusal or Refusal(kind="timeout", budget_limited=True)

@@ -38,6 +38,7 @@ and to the legacy endpoint on the same origin, never to metadata URLs or any oth
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -103,11 +104,14 @@ def _plain_success(reply: Reply) -> bool:
 
 
 def _refuses_posts(reply: Reply) -> bool:
-    """The URL takes no POST at all: 405, or a 404 page that is no JSON-RPC answer (MCP 2025-11-25
-    backward compatibility): the legacy event stream is opened before ``initialize`` is POSTed."""
-    if reply.status == 405:
-        return True
-    return reply.status == 404 and reply.response is None and reply.error_body is None and reply.kind != "json"
+    """The URL takes no POST at all: a 405 whose ``Allow`` (which a 405 must carry, RFC 9110
+    section 15.5.6) names GET and not POST. ``initialize`` would be refused the same way, so the
+    legacy event stream is opened first (MCP 2025-11-25 backward compatibility); anything less
+    certain keeps the specified order, ``initialize`` first."""
+    if reply.status != 405:
+        return False
+    methods = {method.strip().upper() for method in reply.headers.get("allow", "").split(",")}
+    return "GET" in methods and "POST" not in methods
 
 
 @dataclass
@@ -170,22 +174,38 @@ class Conversation:
         *,
         expect: bool,
         on_sent: Callable[[], None] | None = None,
+        tentative: bool = False,
     ) -> Reply:
-        """One message over the channel in use; transport failures and timeouts are raised."""
+        """One message over the channel in use; transport failures and timeouts are raised.
+
+        ``tentative``: an early ask whose reply may be thrown away: it uses no retry and records
+        nothing (:meth:`note` records its oddities when it is used)."""
         request_id = body.get("id") if expect else None
         if self.channel is not None:
             reply = await self.channel.call(body, budget_s, self.credentials, on_sent)
         else:
             reply = await self.exchanger.send(
-                "POST", self.url, headers=headers, body=body, expect_id=request_id, timeout_s=budget_s, on_sent=on_sent
+                "POST",
+                self.url,
+                headers=headers,
+                body=body,
+                expect_id=request_id,
+                timeout_s=budget_s,
+                on_sent=on_sent,
+                retry=not tentative,
             )
+        if not tentative:
+            self.note(reply)
+        return reply
+
+    def note(self, reply: Reply) -> None:
+        """Record the oddities of a reply that is used."""
         if reply.id_type_changed:
             self.findings.warn("response_id_type_changed")
         if reply.body_incomplete:
             self.findings.warn("reply_incomplete")
         if reply.truncated and reply.response is not None:
             self.findings.warn("reply_truncated")  # more followed the response than the cap allows
-        return reply
 
     async def send(
         self,
@@ -389,15 +409,28 @@ class Conversation:
         """``notifications/initialized``, with the first ``tools/list`` page asked as soon as it is on the wire.
 
         Nothing waits for a notification's answer (MCP 2025-11-25 ``basic/lifecycle``: requests
-        may follow the ``initialize`` response), so the first page does not wait for it either;
-        the notification is written first, so a server that reads in order sees it first. The
-        outcome is the one an awaited notification would give: its failure decides the verdict,
-        and a first page that is not a plain success (a server that took the page before the
-        notification, say) is asked again once the notification was answered.
+        may follow the ``initialize`` response), so the first page does not wait for it either:
+        it goes on a second connection, dialled during ``initialize``, once the notification is
+        written (a server that reads in order sees the notification first). That early page is
+        tentative; the outcome is the one an awaited notification would give:
+
+        - the notification's failure decides the verdict (the early page is dropped);
+        - an early page that is a plain success is the first page;
+        - anything else (an error, a dropped connection, no answer by the time the notification
+          was answered and as long again: a server that serves one connection at a time, say)
+          is dropped, and the page is asked again, as the probe would have asked it.
+
+        Over HTTP+SSE the stream holds one connection and the POSTs share the other, so nothing
+        can overlap: the steps run one after the other.
         """
-        written = anyio.Event()
+        if self.channel is not None:
+            await self._initialized()
+            await list_tools(self, modern=False)
+            return
+        written, notified, paged = anyio.Event(), anyio.Event(), anyio.Event()
         failed: list[_Stop] = []
         early: list[Reply] = []
+        asked_at = time.monotonic()
 
         async def notify() -> None:
             try:
@@ -406,21 +439,34 @@ class Conversation:
                 failed.append(stop)
             finally:
                 written.set()
+                notified.set()
 
-        page_stopped = False
+        async def ask_first_page(scope: anyio.CancelScope) -> None:
+            with scope:
+                request = tools_list_request(self.next_id(), None, modern_client_info=None)
+                budget = min(self.step_timeout_s, self.deadline - time.monotonic())
+                with contextlib.suppress(TimeoutError, httpx2.HTTPError):  # (then asked again below)
+                    early.append(await self.exchange(request, self.headers_for(), budget, expect=True, tentative=True))
+            paged.set()
+
         async with anyio.create_task_group() as group:
             group.start_soon(notify)
             await written.wait()
             if not failed:
-                try:
-                    request = tools_list_request(self.next_id(), None, modern_client_info=None)
-                    early.append(await self.send("tools/list", request, self.headers_for()))
-                except _Stop:
-                    page_stopped = True
-        if failed or page_stopped:
+                self.findings.step("tools/list")
+                asked_at = time.monotonic()
+                scope = anyio.CancelScope()
+                group.start_soon(ask_first_page, scope)
+                await notified.wait()
+                with anyio.move_on_after(0 if failed else max(0.05, time.monotonic() - asked_at)):
+                    await paged.wait()
+                scope.cancel()
+        if failed:
             raise _Stop
         first = early[0] if early and _plain_success(early[0]) else None
-        await list_tools(self, modern=False, first=first)
+        if first is not None:
+            self.note(first)
+        await list_tools(self, modern=False, first=first, started=asked_at if first is not None else None)
 
     # --- tools --------------------------------------------------------------------------------
 

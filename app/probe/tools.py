@@ -163,10 +163,13 @@ def salvage_page(partial: bytes, tools: ToolsInfo, findings: Findings) -> None:
     read_page({"tools": entries}, tools, findings)
 
 
-async def list_tools(conversation: Conversing, *, modern: bool, first: Reply | None = None) -> None:
+async def list_tools(
+    conversation: Conversing, *, modern: bool, first: Reply | None = None, started: float | None = None
+) -> None:
     """Read ``tools/list`` page by page (see the module docs); failures are recorded, never raised.
 
-    ``first``: the first page's reply when it was already asked for (beside a notification)."""
+    ``first``: the first page's reply when it was already asked for (beside a notification), at
+    ``started`` (``time.monotonic()``)."""
     from app.probe.result import ToolsInfo
 
     step = "tools/list"
@@ -174,7 +177,7 @@ async def list_tools(conversation: Conversing, *, modern: bool, first: Reply | N
     conversation.findings.tools = tools
     cursor: str | None = None
     seen: set[str] = set()
-    started = time.monotonic()
+    started = started if started is not None else time.monotonic()
     try:
         while tools.pages_read < conversation.max_pages:
             if first is not None:

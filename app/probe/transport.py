@@ -72,14 +72,17 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
             httpcore2.ConnectTimeout: the last address tried timed out.
         """
         key = (host.lower().strip("[]"), port)
-        warm = await self.warm.claim(key)
-        if warm is not None:
-            return warm
-        stream = await self._dial(key[0], port, timeout, local_address, socket_options)
         deferred = self._deferred.pop(key, None)
+        warm = await self.warm.claim(key)
+        stream = warm or await self._dial(key[0], port, timeout, local_address, socket_options)
         if deferred is not None:  # asked for before the first connection: dial it beside that one's TLS
             deferred()
         return stream
+
+    async def settle(self) -> None:
+        """No more overlapping requests: close what was dialled ahead and forget what was asked for."""
+        self._deferred.clear()
+        await self.warm.aclose()
 
     def preconnect(
         self,
@@ -90,22 +93,24 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         timeout: float,
         socket_options: Any,
         after_next: bool = False,
+        room: Callable[[], bool] = lambda: True,
     ) -> bool:
         """Dial ``host:port`` in the background for the next new connection (see :mod:`app.probe.warm`).
 
         ``after_next``: no connection is open yet, so the next one dialled is the first; this one is
         started as soon as that connects (otherwise the first request would take it).
+        ``room``: asked again when a deferred dial is about to start (the politeness limit).
         ``False`` when the host was never pinned or a warm connection is already on its way.
         """
         key = (host.lower().strip("[]"), port)
-        if key[0] not in self._pins:
+        if key[0] not in self._pins or self.warm.pending(key):
             return False
 
         async def dial() -> httpcore2.AsyncNetworkStream:
             return await self._dial(key[0], port, timeout, None, socket_options)
 
         if after_next:
-            self._deferred[key] = lambda: self.warm.start(key, dial, tls, timeout)
+            self._deferred[key] = lambda: room() and self.warm.start(key, dial, tls, timeout)
             return True
         return self.warm.start(key, dial, tls, timeout)
 
@@ -198,11 +203,19 @@ class PinnedTransport(httpx2.AsyncHTTPTransport):
         if open_now >= MAX_CONNECTIONS:
             return False
         port = url.port or (443 if url.scheme == "https" else 80)
-        tls = (self._ssl_context, url.host) if url.scheme == "https" else None
+        host = url.raw_host.decode("ascii")  # as httpcore2 dials it (IDNA), and as it was pinned
+        tls = (self._ssl_context, host) if url.scheme == "https" else None
         return self._backend.preconnect(
-            url.host, port, tls=tls, timeout=self._connect_timeout_s, socket_options=_SOCKET_OPTIONS,
-            after_next=open_now == 0,
+            host, port, tls=tls, timeout=self._connect_timeout_s, socket_options=_SOCKET_OPTIONS,
+            after_next=open_now == 0, room=lambda: len(self._pool.connections) < MAX_CONNECTIONS,
         )  # fmt: skip
+
+    def warm_died(self) -> bool:
+        """Whether a connection dialled ahead was dropped by the server before it answered (told once)."""
+        if self._backend.warm.died:
+            self._backend.warm.died -= 1
+            return True
+        return False
 
     async def aclose(self) -> None:
         await super().aclose()

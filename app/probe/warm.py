@@ -10,8 +10,11 @@ new connection to the origin takes the ready socket instead of dialling (RFC 911
 
 At most one connection is warmed per origin at a time, and only while the pool holds at most
 one of its own: the probe never has more than two connections to a host open (our
-politeness limit). A warm connection nobody claimed is closed with the probe's transport; a
-warm dial that failed is forgotten and the pool dials as usual.
+politeness limit). A warm connection nobody claimed is closed with the probe's transport. A
+warm dial that failed fails the request that claims it (dialling the same address again would
+double the wait); one idle for over :data:`MAX_IDLE_S` is closed and a fresh one dialled; one
+the server dropped before answering on it gives its request a retry of its own
+(:attr:`WarmPool.died`), so a server's idle-connection timeout never decides a verdict.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -27,22 +31,52 @@ import httpcore2
 Dial = Callable[[], Awaitable[httpcore2.AsyncNetworkStream]]
 
 
+#: A warm connection idle longer than this is not used (servers close connections that send
+#: no request for a few seconds; a fresh dial is safer than a request on a socket that may be dying).
+MAX_IDLE_S = 2.0
+
+
 class WarmStream(httpcore2.AsyncNetworkStream):
     """A socket dialled (and, for https, with TLS already started) ahead of its request.
 
     httpcore2 calls :meth:`start_tls` right after ``connect_tcp``; when the handshake was
     already made for that context and server name, the TLS stream is handed over as it is.
+    A stream that ends or fails before it read anything tells its pool (:attr:`WarmPool.died`):
+    the server dropped a connection that had waited, and the request deserves a fresh one.
     """
 
-    def __init__(self, stream: httpcore2.AsyncNetworkStream, tls_for: tuple[ssl.SSLContext, str] | None) -> None:
+    def __init__(
+        self, stream: httpcore2.AsyncNetworkStream, tls_for: tuple[ssl.SSLContext, str] | None, pool: WarmPool
+    ) -> None:
         self._stream = stream
         self._tls_for = tls_for
+        self._pool = pool
+        self._answered = False
+        self.ready_at = time.monotonic()
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
-        return await self._stream.read(max_bytes, timeout)
+        try:
+            data = await self._stream.read(max_bytes, timeout)
+        except (httpcore2.ReadError, httpcore2.NetworkError):
+            self._dead()
+            raise
+        if data:
+            self._answered = True
+        else:
+            self._dead()
+        return data
+
+    def _dead(self) -> None:
+        if not self._answered:
+            self._answered = True  # (told once)
+            self._pool.died += 1
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
-        await self._stream.write(buffer, timeout)
+        try:
+            await self._stream.write(buffer, timeout)
+        except (httpcore2.WriteError, httpcore2.NetworkError):
+            self._dead()
+            raise
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -54,21 +88,32 @@ class WarmStream(httpcore2.AsyncNetworkStream):
         timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
     ) -> httpcore2.AsyncNetworkStream:
         if self._tls_for == (ssl_context, server_hostname):
-            return self._stream
+            return self
         if self._tls_for is not None:  # made for another context or name: not usable for this one
             await self._stream.aclose()
             raise httpcore2.ConnectError("the warmed connection was made for another TLS context")
-        return await self._stream.start_tls(ssl_context, server_hostname, timeout)
+        self._stream = await self._stream.start_tls(ssl_context, server_hostname, timeout)
+        return self
 
     def get_extra_info(self, info: str) -> Any:
         return self._stream.get_extra_info(info)
 
 
 class WarmPool:
-    """Warm dials by origin: started with :meth:`start`, taken by :meth:`claim`, closed by :meth:`aclose`."""
+    """Warm dials by origin: started with :meth:`start`, taken by :meth:`claim`, closed by :meth:`aclose`.
+
+    Attributes:
+        died: warm connections the server dropped before answering on them (see :class:`WarmStream`).
+    """
 
     def __init__(self) -> None:
         self._pending: dict[tuple[str, int], asyncio.Task[WarmStream]] = {}
+        self._orphans: set[asyncio.Task[WarmStream]] = set()
+        self.died = 0
+
+    def pending(self, key: tuple[str, int]) -> bool:
+        """Whether a warm connection for ``key`` is on its way or waiting."""
+        return key in self._pending
 
     def start(self, key: tuple[str, int], dial: Dial, tls: tuple[ssl.SSLContext, str] | None, timeout: float) -> bool:
         """Begin warming one connection for ``key`` (``False`` when one is already on its way)."""
@@ -79,9 +124,9 @@ class WarmPool:
             async with asyncio.timeout(timeout):
                 stream = await dial()
                 if tls is None:
-                    return WarmStream(stream, None)
+                    return WarmStream(stream, None, self)
                 try:
-                    return WarmStream(await stream.start_tls(tls[0], tls[1], timeout), tls)
+                    return WarmStream(await stream.start_tls(tls[0], tls[1], timeout), tls, self)
                 except BaseException:
                     await stream.aclose()
                     raise
@@ -90,22 +135,41 @@ class WarmPool:
         return True
 
     async def claim(self, key: tuple[str, int]) -> WarmStream | None:
-        """The warm connection for ``key``, once ready; ``None`` when there is none or its dial failed."""
+        """The warm connection for ``key``, once ready; ``None`` when there is none or it idled too long.
+
+        Raises:
+            httpcore2.ConnectError, httpcore2.ConnectTimeout: the warm dial failed (dialling the
+                same address again would only double the wait).
+        """
         task = self._pending.pop(key, None)
         if task is None:
             return None
         try:
-            return await asyncio.shield(task)
+            stream = await asyncio.shield(task)
         except asyncio.CancelledError:
-            if not task.done():  # our caller was cancelled: the socket must not leak
-                task.add_done_callback(_close_result)
+            if not task.done():  # our caller was cancelled: the dial stops and its socket is closed
+                task.cancel()
+                self._orphans.add(task)
+                task.add_done_callback(self._close_orphan)
             raise
-        except Exception:
-            return None  # a failed warm dial costs nothing: the pool dials as usual
+        except TimeoutError as exc:
+            raise httpcore2.ConnectTimeout("the connection dialled ahead timed out") from exc
+        except (httpcore2.ConnectError, httpcore2.ConnectTimeout):
+            raise
+        except OSError as exc:
+            raise httpcore2.ConnectError(str(exc)) from exc
+        if time.monotonic() - stream.ready_at > MAX_IDLE_S:
+            await stream.aclose()
+            return None
+        return stream
+
+    def _close_orphan(self, task: asyncio.Task[WarmStream]) -> None:
+        self._orphans.discard(task)
+        _close_result(task)
 
     async def aclose(self) -> None:
         """Close every connection warmed and never claimed."""
-        tasks, self._pending = list(self._pending.values()), {}
+        tasks, self._pending = [*self._pending.values(), *self._orphans], {}
         await _close_all(tasks)
 
 

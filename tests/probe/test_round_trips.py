@@ -7,6 +7,7 @@ life, and the verdict when something overlapped goes wrong.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -152,7 +153,7 @@ async def test_a_warm_connection_nobody_claimed_is_closed_with_the_probe(
     for _ in range(5):  # initialize fails, so the connection warmed for the notification is never used
         result = (await observe(raw.url("/fails"), settings=dev_settings)).result
         assert result.status == "client_error"
-    assert await anyio.to_thread.run_sync(seen.wait_idle, 3.0)  # the server saw every connection close
+        assert await anyio.to_thread.run_sync(seen.wait_idle, 3.0)  # the server saw every connection close
     assert seen.most <= 2
 
 
@@ -173,3 +174,163 @@ async def test_over_tls_the_second_connection_is_dialled_during_discover_with_it
         server.stop()
     assert (result.status, result.tls and result.tls.verified) == ("ok", True)
     assert server.connections == 2 and seen.most <= 2
+
+
+# --- regressions from an attack on the overlap (each was a verdict change or a fourth socket) ---
+
+
+async def test_a_server_that_serves_one_connection_at_a_time_is_ok(raw: RawServer, dev_settings: Settings) -> None:
+    """The early page waits on a connection the server will not serve while ours is open: it is dropped
+    once the notification was answered, and the page asked again on the first connection."""
+    raw.routes["/mcp"] = MiniMcp(issue_session="s-5")
+    one_at_a_time = threading.Lock()
+    serve = raw._serve_connection
+
+    def serial(conn: socket.socket) -> None:
+        with one_at_a_time:
+            serve(conn)
+
+    raw._serve_connection = serial  # type: ignore[method-assign]
+    started = time.monotonic()
+    result = (await observe(raw.url("/mcp"), settings=dev_settings)).result
+    assert (result.status, result.tools and result.tools.count) == ("ok", 2)
+    assert time.monotonic() - started < 3.0
+
+
+@pytest.mark.parametrize("early", ["dropped", "ignored"])
+async def test_an_early_page_the_server_drops_or_ignores_is_asked_again(
+    raw: RawServer, dev_settings: Settings, early: str
+) -> None:
+    mini = MiniMcp(issue_session="s-6")
+    initialized = threading.Event()
+
+    @raw.route("/mcp")
+    def picky(request: Request, conn: socket.socket) -> bool | None:
+        method = request.message.get("method")
+        if method == "notifications/initialized":
+            time.sleep(0.3)
+            initialized.set()
+        if method == "tools/list" and not initialized.is_set():
+            if early == "ignored":
+                time.sleep(5)
+            return True  # closed without an answer
+        return mini(request, conn)
+
+    result = (await observe(raw.url("/mcp"), settings=dev_settings)).result
+    assert (result.status, result.tools and result.tools.names) == ("ok", ["alpha", "beta"])
+    assert result.timings.tools_list_ms is not None
+
+
+@pytest.mark.parametrize(
+    ("status", "headers"),
+    [(405, {"allow": "GET, POST"}), (405, {}), (404, {"content-type": "text/plain"})],
+)
+async def test_a_refused_discover_that_does_not_rule_out_post_gets_initialize_first(
+    raw: RawServer, dev_settings: Settings, status: int, headers: dict[str, str]
+) -> None:
+    """Only a 405 whose Allow names GET and not POST opens the stream first: here a Streamable HTTP
+    server's GET would open a stream that never names an endpoint (10 s lost, a wrong verdict)."""
+    mini = MiniMcp()
+
+    @raw.route("/mcp")
+    def odd(request: Request, conn: socket.socket) -> bool | None:
+        if request.method == "GET":
+            send(conn, 200, {"content-type": "text/event-stream"}, b": standalone stream\n\n")
+            time.sleep(12)
+            return True
+        if request.message.get("method") == "server/discover":
+            send(conn, status, headers, b"no")
+            return None
+        return mini(request, conn)
+
+    started = time.monotonic()
+    result = (await observe(raw.url("/mcp"), settings=dev_settings)).result
+    assert (result.status, result.transport) == ("ok", "streamable_http")
+    assert time.monotonic() - started < 3.0 and "GET" not in [r.method for r in raw.seen]
+
+
+async def test_discover_answered_with_connection_close_over_tls_never_makes_three_connections(tmp_path: Path) -> None:
+    authority = trustme.CA()
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    server = RawServer(ssl_context=server_context(authority, "127.0.0.1"))
+    mini = MiniMcp(issue_session="s-7")
+
+    @server.route("/mcp")
+    def closes_after_discover(request: Request, conn: socket.socket) -> bool | None:
+        if request.message.get("method") == "server/discover":
+            error = {"code": -32000, "message": "Bad Request: Server not initialized"}
+            send_json(conn, 400, {"jsonrpc": "2.0", "id": None, "error": error}, {"connection": "close"})
+            return True
+        return mini(request, conn)
+
+    server.start()
+    try:
+        seen = _Concurrent(server)
+        settings = Settings(allow_private=True, ca_bundle=str(bundle), probe_timeout_s=8.0)
+        result = (await observe(server.url("/mcp"), settings=settings)).result
+    finally:
+        server.stop()
+    assert result.status == "ok" and seen.most <= 2
+
+
+async def test_a_warm_connection_the_server_dropped_before_answering_is_counted_once() -> None:
+    """Such a connection gives its request a retry of its own (see Exchanger._send_with_retry)."""
+    import httpcore2
+
+    from app.probe.warm import WarmPool
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def accept_and_close() -> None:
+        conn, _ = listener.accept()
+        time.sleep(0.1)  # an idle-connection timeout on the server
+        conn.close()
+
+    thread = threading.Thread(target=accept_and_close)
+    thread.start()
+    pool = WarmPool()
+    try:
+
+        async def dial() -> httpcore2.AsyncNetworkStream:
+            return await httpcore2.AnyIOBackend().connect_tcp("127.0.0.1", port)
+
+        assert pool.start(("127.0.0.1", port), dial, None, 2.0)
+        stream = await pool.claim(("127.0.0.1", port))
+        assert stream is not None and pool.died == 0
+        await stream.write(b"POST /mcp HTTP/1.1\r\n\r\n")
+        for _ in range(2):
+            with contextlib.suppress(httpcore2.ReadError):  # (a reset, or the end of the stream)
+                assert await stream.read(100) == b""  # dropped before any answer
+            assert pool.died == 1  # (told once)
+        await stream.aclose()
+    finally:
+        await pool.aclose()
+        thread.join()
+        listener.close()
+
+
+async def test_a_warm_connection_that_idled_too_long_is_not_used() -> None:
+    import httpcore2
+
+    from app.probe import warm
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    pool = warm.WarmPool()
+    try:
+
+        async def dial() -> httpcore2.AsyncNetworkStream:
+            return await httpcore2.AnyIOBackend().connect_tcp("127.0.0.1", port)
+
+        assert pool.start(("127.0.0.1", port), dial, None, 2.0)
+        await anyio.sleep(0.1)
+        original, warm.MAX_IDLE_S = warm.MAX_IDLE_S, 0.05
+        try:
+            assert await pool.claim(("127.0.0.1", port)) is None  # closed: the pool dials afresh
+        finally:
+            warm.MAX_IDLE_S = original
+    finally:
+        await pool.aclose()
+        listener.close()
