@@ -22,6 +22,10 @@ if TYPE_CHECKING:  # the result models are imported when a result is built (a fa
     from app.probe.tls import TlsInfo
 
 
+class Stopped(Exception):
+    """The conversation cannot go on; the failure that stopped it is already recorded."""
+
+
 @dataclass
 class StepTimes:
     """Milliseconds per step as the probe measures them (see :class:`app.probe.result.Timings`)."""

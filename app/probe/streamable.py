@@ -38,7 +38,6 @@ and to the legacy endpoint on the same origin, never to metadata URLs or any oth
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,7 +50,7 @@ from app.errors import TargetRefused
 from app.guard import check_url
 from app.probe.classify import Verdict, classify_error, classify_exception, classify_reply
 from app.probe.exchange import Exchanger, Reply
-from app.probe.findings import Findings
+from app.probe.findings import Findings, Stopped
 from app.probe.handshake import record_legacy, record_modern, session_of
 from app.probe.jsonrpc import (
     HANDSHAKE_VERSIONS,
@@ -65,7 +64,6 @@ from app.probe.jsonrpc import (
     initialized_notification,
     is_modern_error,
     supported_versions,
-    tools_list_request,
 )
 from app.probe.legacy_sse import (
     ENDPOINT_WAIT_S,
@@ -75,6 +73,7 @@ from app.probe.legacy_sse import (
     resolve_endpoint,
     same_origin,
 )
+from app.probe.overlap import initialized_beside_tools
 from app.probe.reasons import status_of
 from app.probe.refusal import refuse
 from app.probe.text import clean_text
@@ -90,17 +89,7 @@ _NO_FALLBACK = frozenset(
 )
 
 
-class _Stop(Exception):
-    """Internal: the conversation cannot go on (the failure is already recorded)."""
-
-
-def _plain_success(reply: Reply) -> bool:
-    """A reply that is our JSON-RPC response with a ``result`` and nothing to classify."""
-    verdict = classify_reply(reply)
-    if verdict is not None:
-        return verdict.reason == "reply_too_large"  # (read as far as the cap goes, as any page)
-    response = reply.response
-    return response is not None and "result" in response and error_of(response) is None
+_Stop = Stopped
 
 
 def _refuses_posts(reply: Reply) -> bool:
@@ -152,6 +141,11 @@ class Conversation:
     channel: SseChannel | None = None
     auth_reply: Reply | None = None
     _next_id: int = 0
+
+    @property
+    def over_event_stream(self) -> bool:
+        """The conversation speaks HTTP+SSE (requests answered on the event stream)."""
+        return self.channel is not None
 
     def next_id(self) -> int:
         self._next_id += 1
@@ -324,9 +318,9 @@ class Conversation:
         if self.channel is None:  # HTTP+SSE sessions live in the endpoint URL; nothing to end with DELETE
             self.session_id = session_of(self.findings, reply)
         if self.findings.light:
-            await self._initialized()
+            await self.initialized()
             return
-        await self._initialized_beside_tools()
+        await initialized_beside_tools(self)
         await refuse(self, modern=False)
 
     def _may_be_legacy_sse(self, reply: Reply) -> bool:
@@ -397,76 +391,14 @@ class Conversation:
             return Verdict("modern_only", verdict.detail)
         return verdict
 
-    async def _initialized(self, on_sent: Callable[[], None] | None = None) -> None:
+    async def initialized(self, on_sent: Callable[[], None] | None = None) -> None:
+        """``notifications/initialized``; with ``on_sent``, overlapped (its failure then supersedes)."""
         step = "notifications/initialized"
         body, headers = initialized_notification(), self.headers_for()
         reply = await self.send(step, body, headers, expect=False, on_sent=on_sent, supersede=on_sent is not None)
         self.findings.timings.initialized_ms = reply.elapsed_ms
         if reply.status // 100 != 2:
             self.findings.warn("initialized_rejected")
-
-    async def _initialized_beside_tools(self) -> None:
-        """``notifications/initialized``, with the first ``tools/list`` page asked as soon as it is on the wire.
-
-        Nothing waits for a notification's answer (MCP 2025-11-25 ``basic/lifecycle``: requests
-        may follow the ``initialize`` response), so the first page does not wait for it either:
-        it goes on a second connection, dialled during ``initialize``, once the notification is
-        written (a server that reads in order sees the notification first). That early page is
-        tentative; the outcome is the one an awaited notification would give:
-
-        - the notification's failure decides the verdict (the early page is dropped);
-        - an early page that is a plain success is the first page;
-        - anything else (an error, a dropped connection, no answer by the time the notification
-          was answered and as long again: a server that serves one connection at a time, say)
-          is dropped, and the page is asked again, as the probe would have asked it.
-
-        Over HTTP+SSE the stream holds one connection and the POSTs share the other, so nothing
-        can overlap: the steps run one after the other.
-        """
-        if self.channel is not None:
-            await self._initialized()
-            await list_tools(self, modern=False)
-            return
-        written, notified, paged = anyio.Event(), anyio.Event(), anyio.Event()
-        failed: list[_Stop] = []
-        early: list[Reply] = []
-        asked_at = time.monotonic()
-
-        async def notify() -> None:
-            try:
-                await self._initialized(on_sent=written.set)
-            except _Stop as stop:
-                failed.append(stop)
-            finally:
-                written.set()
-                notified.set()
-
-        async def ask_first_page(scope: anyio.CancelScope) -> None:
-            with scope:
-                request = tools_list_request(self.next_id(), None, modern_client_info=None)
-                budget = min(self.step_timeout_s, self.deadline - time.monotonic())
-                with contextlib.suppress(TimeoutError, httpx2.HTTPError):  # (then asked again below)
-                    early.append(await self.exchange(request, self.headers_for(), budget, expect=True, tentative=True))
-            paged.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(notify)
-            await written.wait()
-            if not failed:
-                self.findings.step("tools/list")
-                asked_at = time.monotonic()
-                scope = anyio.CancelScope()
-                group.start_soon(ask_first_page, scope)
-                await notified.wait()
-                with anyio.move_on_after(0 if failed else max(0.05, time.monotonic() - asked_at)):
-                    await paged.wait()
-                scope.cancel()
-        if failed:
-            raise _Stop
-        first = early[0] if early and _plain_success(early[0]) else None
-        if first is not None:
-            self.note(first)
-        await list_tools(self, modern=False, first=first, started=asked_at if first is not None else None)
 
     # --- tools --------------------------------------------------------------------------------
 
