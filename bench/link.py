@@ -21,6 +21,7 @@ exits 0 where any is missing. Usage: ``python -m bench.link [N]`` (default 10).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -86,7 +87,7 @@ def _missing() -> str | None:
         if shutil.which(tool) is None:
             return f"needs {tool} (apt-get install {'iproute2' if tool == 'ip' else tool})"
     if not (_linkdelay() / "up.sh").exists():
-        return "needs linkdelay: set MCP_SONDE_LINKDELAY or put shared/tools/linkdelay beside this clone"
+        return f"needs linkdelay (not at {_linkdelay()}): set MCP_SONDE_LINKDELAY or put shared/ beside this clone"
     return None
 
 
@@ -100,7 +101,19 @@ def _in(namespace: str, *command: str) -> list[str]:
 
 @contextmanager
 def link() -> Iterator[None]:
-    """The two namespaces and the delaying forwarder, torn down afterwards."""
+    """The two namespaces and the delaying forwarder, torn down afterwards (one run at a time:
+    the namespaces have fixed names, so a second run waits rather than tear down the first's)."""
+    lock = open("/run/mcp-sonde-link.lock", "w")  # noqa: SIM115 (held for the whole block)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        with _namespaces():
+            yield
+    finally:
+        lock.close()
+
+
+@contextmanager
+def _namespaces() -> Iterator[None]:
     tools = _linkdelay()
     subprocess.run(["bash", str(tools / "down.sh")], capture_output=True, check=False)
     subprocess.run(["bash", str(tools / "up.sh"), str(DELAY_MS)], capture_output=True, check=True)

@@ -14,6 +14,7 @@ RUNS = [
     ("badge", ["bench.badge"]),
     ("startup", ["bench.startup", "10"]),
     ("store", ["bench.store"]),
+    ("link", ["bench.link", "5"]),
 ]
 HEADER = ("benchmark", "figure", "baseline", "ratio")
 
@@ -40,6 +41,8 @@ def rows_for(name: str, out: str) -> list[tuple[str, str, str, str]]:
     if name == "startup":
         ours, bare = first(out, r"mcp-sonde check\s+([\d.]+)"), first(out, r"bare python\s+([\d.]+)")
         return [("CLI start-up to first packet", f"{ours} ms", f"goal < 100 ms; bare python {bare} ms", "-")]
+    if name == "link":
+        return _link_rows(out)
     if name == "store":
         after, goal = first(out, r"MB before, (\d+) MB after"), first(out, r"goal < (\d+) MB")
         return [("embedded store, 100,000 badge URLs", f"{after} MB RSS", f"goal < {goal} MB (bound + baseline)", "-")]
@@ -66,6 +69,20 @@ def rows_for(name: str, out: str) -> list[tuple[str, str, str, str]]:
             first(out, r"cached/bare\s+([\d.]+)"),
         )
     ]
+
+
+def _link_rows(out: str) -> list[tuple[str, str, str, str]]:
+    if "skipped" in out:
+        return [("round trips across a 50 ms link", "skipped", out.strip().split(": ", 1)[-1][:60], "-")]
+    rows = []
+    for line in out.splitlines()[2:]:
+        numbers = [part for part in line[36:].split() if part.replace(".", "", 1).isdigit()]
+        if len(numbers) != 7:  # floor, goal, round trips, connections, requests, ratio, SDK client
+            continue
+        label = line[:36].strip()
+        floor, rtt, ratio, sdk = numbers[0], numbers[2], numbers[5], numbers[6]
+        rows.append((f"link: {label}", f"{rtt} round trips", f"floor {floor}; mcp SDK client {sdk}", ratio))
+    return rows
 
 
 def main() -> None:
