@@ -18,6 +18,7 @@ import anyio.to_thread
 import pytest
 import trustme
 
+from app.probe.result import ProbeResult
 from app.probe.runner import observe
 from app.settings import Settings
 from tests.servers.network import server_context
@@ -52,6 +53,24 @@ class _Concurrent:
         """Wait until no connection is open; ``False`` after ``timeout_s``."""
         with self._lock:
             return self._lock.wait_for(lambda: self.now == 0, timeout_s)
+
+
+def _tls_server(tmp_path: Path) -> tuple[RawServer, Settings]:
+    """A raw TLS server for 127.0.0.1 (a trustme CA) and settings that trust it."""
+    authority = trustme.CA()
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    server = RawServer(ssl_context=server_context(authority, "127.0.0.1"))
+    return server, Settings(allow_private=True, ca_bundle=str(bundle), probe_timeout_s=8.0)
+
+
+async def _probe_tls(server: RawServer, settings: Settings) -> tuple[ProbeResult, _Concurrent]:
+    server.start()
+    try:
+        seen = _Concurrent(server)
+        return (await observe(server.url("/mcp"), settings=settings)).result, seen
+    finally:
+        server.stop()
 
 
 def _methods(raw: RawServer) -> list[str]:
@@ -160,18 +179,9 @@ async def test_a_warm_connection_nobody_claimed_is_closed_with_the_probe(
 async def test_over_tls_the_second_connection_is_dialled_during_discover_with_its_handshake(
     tmp_path: Path,
 ) -> None:
-    authority = trustme.CA()
-    bundle = tmp_path / "ca.pem"
-    authority.cert_pem.write_to_path(str(bundle))
-    server = RawServer(ssl_context=server_context(authority, "127.0.0.1"))
+    server, settings = _tls_server(tmp_path)
     server.routes["/mcp"] = MiniMcp(issue_session="s-4")
-    server.start()
-    try:
-        seen = _Concurrent(server)
-        settings = Settings(allow_private=True, ca_bundle=str(bundle), probe_timeout_s=8.0)
-        result = (await observe(server.url("/mcp"), settings=settings)).result
-    finally:
-        server.stop()
+    result, seen = await _probe_tls(server, settings)
     assert (result.status, result.tls and result.tls.verified) == ("ok", True)
     assert server.connections == 2 and seen.most <= 2
 
@@ -250,10 +260,7 @@ async def test_a_refused_discover_that_does_not_rule_out_post_gets_initialize_fi
 
 
 async def test_discover_answered_with_connection_close_over_tls_never_makes_three_connections(tmp_path: Path) -> None:
-    authority = trustme.CA()
-    bundle = tmp_path / "ca.pem"
-    authority.cert_pem.write_to_path(str(bundle))
-    server = RawServer(ssl_context=server_context(authority, "127.0.0.1"))
+    server, settings = _tls_server(tmp_path)
     mini = MiniMcp(issue_session="s-7")
 
     @server.route("/mcp")
@@ -264,13 +271,7 @@ async def test_discover_answered_with_connection_close_over_tls_never_makes_thre
             return True
         return mini(request, conn)
 
-    server.start()
-    try:
-        seen = _Concurrent(server)
-        settings = Settings(allow_private=True, ca_bundle=str(bundle), probe_timeout_s=8.0)
-        result = (await observe(server.url("/mcp"), settings=settings)).result
-    finally:
-        server.stop()
+    result, seen = await _probe_tls(server, settings)
     assert result.status == "ok" and seen.most <= 2
 
 
