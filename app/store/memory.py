@@ -5,16 +5,19 @@ Expired keys are dropped when touched and swept when the table grows. The table 
 twice: by keys (``max_keys``) and by bytes (``max_bytes``: each entry counts its key, its
 value and :data:`ENTRY_OVERHEAD`, what CPython spends on the dict slot, the tuple, the str and
 bytes headers and the float). When either bound is reached, expired entries are swept first;
-only if that is not enough are live entries evicted, the least recently written first, until a
-tenth of the bound is free, so short-lived gates and locks (rewritten often) outlive day-old
-badge entries, and a full table costs one linear sweep per tenth of its size, not per write.
+only if that is not enough are live *cache* entries evicted (keys under ``cache_prefixes``:
+badges, which a probe can draw again), the least recently written first, until a tenth of the
+bound is free; a full table costs one linear sweep per tenth of its size, not per write. State
+is never evicted: payment locks (a replay would be served twice), free-pool and limit
+counters (a client would get its share back), single-flight locks and host gates. Rate limits
+bound how much of it there can be; a cache entry that finds no room is not kept.
 """
 
 from __future__ import annotations
 
 import time
 
-from app.store.base import Store
+from app.store.base import Store, key
 
 #: Bytes spent per entry beyond its key and value: dict slot, 2-tuple, str and bytes headers,
 #: float and the allocator's rounding and headers (set so that RSS stays under the bound: bench/store.py).
@@ -26,11 +29,17 @@ class MemoryStore(Store):
 
     name = "memory"
 
-    def __init__(self, max_keys: int = 100_000, max_bytes: int = 64 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        max_keys: int = 100_000,
+        max_bytes: int = 64 * 1024 * 1024,
+        cache_prefixes: tuple[str, ...] = (key("badge") + ":",),
+    ) -> None:
         self._values: dict[str, tuple[bytes, float]] = {}
         self._slots: dict[str, dict[str, float]] = {}
         self._max_keys = max_keys
         self._max_bytes = max_bytes
+        self._cache_prefixes = cache_prefixes
         self._bytes = 0  # what the entries of _values cost, by the count above
 
     @property
@@ -70,10 +79,13 @@ class MemoryStore(Store):
         if key in self._values:
             self._drop(key)  # a rewritten key moves to the end: eviction order is write order
         cost = self._cost(key, value)
-        if cost > self._max_bytes:
-            return  # larger than the whole store: never kept (a cache miss later, not an error)
-        if len(self._values) >= self._max_keys or self._bytes + cost > self._max_bytes:
+        cache = key.startswith(self._cache_prefixes)
+        if cache and cost > self._max_bytes // 10:
+            return  # a tenth of the whole store for one cache entry: not kept (a miss later, not an error)
+        if self._full(cost, headroom=False):
             self._sweep(cost)
+            if cache and self._full(cost, headroom=False):
+                return  # no room left that a cache entry may take
         self._write(key, value, self._now() + ttl_s)
 
     def _full(self, incoming: int, headroom: bool) -> bool:
@@ -90,8 +102,10 @@ class MemoryStore(Store):
             self._drop(stale)
         if not self._full(incoming, headroom=False):
             return
-        while self._values and self._full(incoming, headroom=True):
-            self._drop(next(iter(self._values)))
+        for candidate in [k for k in self._values if k.startswith(self._cache_prefixes)]:
+            if not self._full(incoming, headroom=True):
+                break
+            self._drop(candidate)
 
     async def get(self, key: str) -> bytes | None:
         return self._live(key)

@@ -167,18 +167,19 @@ def test_badge_if_none_match_uses_weak_comparison_and_lists() -> None:
 def test_memory_store_when_full_keeps_recent_writes_and_evicts_old_ones() -> None:
     import asyncio
 
+    from app.store import key
     from app.store.memory import MemoryStore
 
     async def run() -> None:
         store = MemoryStore(max_keys=100)
         for n in range(100):
-            await store.set(f"badge:{n}", b"old", 172_800)
-        await store.set("host-start:a", b"1", 1.0)  # a short gate written last
+            await store.set(key("badge", str(n)), b"old", 172_800)
+        await store.set(key("host-start", "a"), b"1", 1.0)  # a short gate written last
         for n in range(100, 130):
-            await store.set(f"badge:{n}", b"new", 172_800)
-        assert await store.get("host-start:a") == b"1"
-        assert await store.get("badge:0") is None
-        assert await store.get("badge:129") == b"new"
+            await store.set(key("badge", str(n)), b"new", 172_800)
+        assert await store.get(key("host-start", "a")) == b"1"
+        assert await store.get(key("badge", "0")) is None
+        assert await store.get(key("badge", "129")) == b"new"
         assert len(store._values) <= 100
 
     asyncio.run(run())

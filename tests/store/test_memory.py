@@ -6,6 +6,8 @@ import tracemalloc
 
 import pytest
 
+from app.service.freepool import FreePool
+from app.store import key
 from app.store.memory import ENTRY_OVERHEAD, MemoryStore
 
 pytestmark = pytest.mark.anyio
@@ -14,7 +16,8 @@ VALUE = b'{"state":"ok","message":"ok","color":"brightgreen","fresh_until":17900
 
 
 def _badge_key(n: int, length: int = 2000) -> str:
-    prefix = f"badge:https://mcp{n}.example.com/"
+    """A badge cache key as long as ``length`` (real keys are hashed: this is the worst case)."""
+    prefix = key("badge") + f":https://mcp{n}.example.com/"
     return prefix + "p" * (length - len(prefix))
 
 
@@ -42,11 +45,11 @@ async def test_a_full_store_sweeps_the_expired_and_keeps_every_live_entry_when_t
     assert all([await store.get(_badge_key(n)) == VALUE for n in range(25, 40)])
 
 
-async def test_an_entry_larger_than_the_whole_store_is_not_kept() -> None:
+async def test_a_cache_entry_of_a_tenth_of_the_store_or_more_is_not_kept_and_evicts_nothing() -> None:
     store = MemoryStore(max_bytes=1024 * 1024)
-    await store.set("small", b"1", 60)
-    await store.set("huge", b"x" * (2 * 1024 * 1024), 60)
-    assert await store.get("huge") is None and await store.get("small") == b"1"
+    await store.set(_badge_key(1), VALUE, 60)
+    await store.set(_badge_key(2), b"x" * (200 * 1024), 60)
+    assert await store.get(_badge_key(2)) is None and await store.get(_badge_key(1)) == VALUE
 
 
 async def test_counters_and_deletes_keep_the_byte_count_exact() -> None:
@@ -80,3 +83,21 @@ def test_the_per_entry_overhead_is_not_an_undercount() -> None:
     finally:
         tracemalloc.stop()
     assert store.size_bytes >= allocated * 0.95, (store.size_bytes, allocated)
+
+
+async def test_a_badge_flood_never_evicts_payment_locks_pool_counters_or_gates() -> None:
+    """Evicting state would serve a replayed payment twice or give a client its free share back;
+    only cache entries (badges, which a probe can draw again) make room."""
+    store = MemoryStore(max_keys=1_000_000, max_bytes=1024 * 1024)
+    pool = FreePool(store, size=1000, per_client=20)
+    for _ in range(20):
+        assert await pool.draw("203.0.113.7") is not None
+    assert await pool.draw("203.0.113.7") is None  # the share is used up
+    lock = key("payment", "eip155:8453", "0xasset", "0xpayer", "0xnonce")
+    assert await store.set_nx(lock, b"served", 30)
+    for n in range(4_000):
+        await store.set(_badge_key(n, 500), VALUE, 172_800)
+    assert store.size_bytes <= 1024 * 1024
+    assert await store.get(lock) == b"served"
+    assert await pool.draw("203.0.113.7") is None  # still used up
+    assert await store.get(_badge_key(3_999, 500)) == VALUE and await store.get(_badge_key(0, 500)) is None
