@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 CODE = """
 import logging.config, sys, time
 from app.logs import SERVICE_LOGGING
@@ -40,3 +42,35 @@ def test_access_lines_reach_stdout_within_the_flush_interval_while_the_process_r
 def test_access_lines_are_written_when_the_process_exits_at_once() -> None:
     done = subprocess.run([sys.executable, "-c", CODE, "0"], capture_output=True, timeout=30, check=True)
     assert len(done.stdout.splitlines()) == 4
+
+
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_serve_stopped_by_sigterm_writes_every_access_line(unbuffered: str) -> None:
+    """uvicorn ends by re-raising SIGTERM (no atexit): the service flushes at shutdown."""
+    import os
+    import signal
+    from pathlib import Path
+
+    import httpx2
+
+    from tests.servers.ports import free_port, wait_listening
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONUNBUFFERED", "REDIS_URL", "MCP_SONDE_REDIS_URL")}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    command = [str(Path(sys.executable).parent / "mcp-sonde"), "serve", "--port", str(port)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        wait_listening(port, process)
+        for _ in range(5):
+            assert httpx2.get(f"http://127.0.0.1:{port}/healthz?secret=1", timeout=10).status_code == 200
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith(b"{")]
+    assert [(line["path"], line["status"]) for line in lines] == [("/healthz", 200)] * 5
+    assert b"secret" not in out

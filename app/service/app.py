@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.guard import Resolver
+from app.logs import flush_all
 from app.service import badge, routes
 from app.service.accesslog import AccessLog, AccessLogger
 from app.service.badge_hits import BadgeHits
@@ -78,6 +79,7 @@ def create_app(
         finally:
             await badges.aclose()
             await services.aclose()
+            flush_all()  # access lines still buffered (uvicorn's SIGTERM exit skips atexit)
 
     table = [
         # Badges first: README views make them the most frequent requests by far.
