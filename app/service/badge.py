@@ -23,6 +23,7 @@ import functools
 import hashlib
 import json
 import logging
+import math
 import time
 from dataclasses import dataclass
 from datetime import UTC
@@ -98,6 +99,7 @@ class BadgeService:
             settings.redis_namespace,
         )
         self._refreshing: set[asyncio.Task[object]] = set()
+        self._stale_urls: set[str] = set()
 
     async def aclose(self) -> None:
         """Close limiter connections."""
@@ -140,11 +142,17 @@ class BadgeService:
         return state, modified
 
     def _refresh_in_background(self, target: TargetUrl) -> None:
+        if target.url in self._stale_urls:
+            return  # one refresh per URL at a time in this process (until its entry is written)
+        self._stale_urls.add(target.url)
+
         async def refresh() -> None:
             try:
                 await self._probe(target)
             except Exception:  # a refresh never breaks anything; the stale badge stays until the next try
                 logger.warning("badge refresh failed", exc_info=True)
+            finally:
+                self._stale_urls.discard(target.url)
 
         task = asyncio.create_task(refresh())
         self._refreshing.add(task)
@@ -197,16 +205,20 @@ class BadgeService:
 
 @functools.lru_cache(maxsize=4096)
 def _entry(raw: bytes) -> tuple[BadgeState, str, float] | None:
-    """A cache entry read: ``(state, last-modified, fresh until)``; ``None`` when it is not one of ours."""
+    """A cache entry read: ``(state, last-modified, fresh until)``; ``None`` (a miss, probed and
+    written again) when it is not one of ours: wrong types, text a header cannot carry, no finite time."""
     try:
         entry = json.loads(raw)
-        return (
-            BadgeState(entry["state"], entry["message"], entry["color"]),
-            str(entry["modified"]),
-            float(entry["fresh_until"]),
-        )
-    except (ValueError, KeyError, TypeError):
+        state, message, color, modified = entry["state"], entry["message"], entry["color"], entry["modified"]
+        fresh_until = float(entry["fresh_until"])
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
+    texts = (state, message, color, modified)
+    if not all(isinstance(text, str) and text.isprintable() and 0 < len(text) <= 200 for text in texts):
+        return None
+    if not math.isfinite(fresh_until):
+        return None
+    return BadgeState(state, message, color), modified, fresh_until
 
 
 @functools.lru_cache(maxsize=4096)
@@ -258,10 +270,15 @@ class _Raw(Response):
         self.raw_headers = list(headers)
 
 
+def if_none_match(values: list[str]) -> str | None:
+    """Every ``If-None-Match`` line as one list (RFC 9110 section 5.3), ``None`` when there is none."""
+    return ", ".join(values) if values else None
+
+
 def _answer(
     request: Request, body: bytes, etag: str, media_type: str, state: BadgeState, modified: str | None
 ) -> Response:
-    fresh = not_modified(request.headers.get("if-none-match"), etag)
+    fresh = not_modified(if_none_match(request.headers.getlist("if-none-match")), etag)
     return _Raw(*answer(body, etag, media_type, state, modified, fresh))
 
 

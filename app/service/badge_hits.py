@@ -34,29 +34,34 @@ class BadgeHits:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        origin, if_none_match = False, None
+        origin, tags = False, []
         for name, value in scope["headers"]:
             if name == b"origin":
                 origin = True
             elif name == b"if-none-match":
-                if_none_match = value.decode("latin-1")
+                tags.append(value.decode("latin-1"))
         if origin:
             await self.app(scope, receive, send)
             return
         query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
-        found = await self.badges.lookup(query.get("url", ""))
-        if not isinstance(found, tuple):  # a miss: limited and probed by the route
-            await self.app(scope, receive, send)
-            return
-        state, modified = found
-        if path == "/badge/mcp":
-            body, etag = badge.svg_of(state, query.get("style", "flat"))
-            media_type = badge.SVG_TYPE
-        else:
-            body, etag = badge.json_of(state)
-            media_type = "application/json"
-        fresh = badge.not_modified(if_none_match, etag)
-        status, headers, content = badge.answer(body, etag, media_type, state, modified, fresh)
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": content})
-        self.access.write(scope, status, started)
+        status = 500
+        try:
+            found = await self.badges.lookup(query.get("url", ""))
+            if not isinstance(found, tuple):  # a miss: limited and probed by the route
+                status = 0  # (logged by the access log below us)
+                await self.app(scope, receive, send)
+                return
+            state, modified = found
+            if path == "/badge/mcp":
+                body, etag = badge.svg_of(state, query.get("style", "flat"))
+                media_type = badge.SVG_TYPE
+            else:
+                body, etag = badge.json_of(state)
+                media_type = "application/json"
+            fresh = badge.not_modified(badge.if_none_match(tags), etag)
+            status, headers, content = badge.answer(body, etag, media_type, state, modified, fresh)
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": content})
+        finally:
+            if status:
+                self.access.write(scope, status, started)

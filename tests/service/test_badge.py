@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 import time
 import uuid
+from collections.abc import Coroutine
+from typing import Any
 from urllib.parse import quote
 
 import anyio
@@ -230,3 +232,96 @@ def test_the_access_log_line_of_a_badge_hit_answered_at_the_edge(
     assert [(line["method"], line["path"], line["status"]) for line in lines] == [("GET", "/badge/mcp", 200)] * 2
     assert all(isinstance(line["ms"], float) and line["client"] == "127.0.0.1" for line in lines)
     assert "s3cret" not in caplog.text
+
+
+def _seed(shared: dict[str, str], url: str, entry: dict[str, object]) -> None:
+    import json
+
+    from app.guard import check_url
+    from app.store import RedisStore, key
+
+    async def seed() -> None:
+        store = RedisStore(shared["redis_url"], namespace=shared["redis_namespace"])
+        target = check_url(url, allow_private=True)
+        await store.set(key("badge", target.url), json.dumps(entry).encode(), 600)
+        await store.aclose()
+
+    anyio.run(seed)
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [{"state": 5}, {"message": ["a"]}, {"modified": "Mon\r\nX-Injected: 1"}, {"fresh_until": "nan"}, {"color": None}],
+)
+def test_a_corrupted_cache_entry_is_a_miss_probed_again_not_a_500(
+    service: Service, raw: RawServer, corrupt: dict[str, object]
+) -> None:
+    raw.routes["/mcp"] = MiniMcp()
+    shared = {"redis_url": shared_redis_url(), "redis_namespace": f"test-{uuid.uuid4().hex[:12]}:"}
+    entry: dict[str, object] = {
+        "state": "ok",
+        "message": "live",
+        "color": "brightgreen",
+        "modified": "Mon, 30 Nov 2026 00:00:00 GMT",
+        "fresh_until": time.time() + 600,
+    }
+    _seed(shared, raw.url("/mcp"), entry | corrupt)
+    with service(**shared) as base:
+        answers = [badge(base, raw.url("/mcp")), badge(base, raw.url("/mcp"))]
+    assert [(a.status_code, a.headers["x-badge-state"]) for a in answers] == [(200, "ok"), (200, "ok")]
+    assert "x-injected" not in answers[0].headers and handshakes(raw) == 1  # probed once, then cached
+
+
+def test_repeated_if_none_match_lines_are_one_list_on_both_paths(service: Service, raw: RawServer) -> None:
+    raw.routes["/mcp"] = MiniMcp()
+    with service() as base:
+        etag = badge(base, raw.url("/mcp")).headers["etag"]
+        url = f"{base}/badge/mcp?url={quote(raw.url('/mcp'), safe='')}"
+        for lines in (
+            [("If-None-Match", etag), ("If-None-Match", '"x"')],
+            [("If-None-Match", '"x"'), ("If-None-Match", etag)],
+        ):
+            edge = httpx2.get(url, headers=lines)
+            routed = httpx2.get(url, headers=[*lines, ("Origin", "https://example.org")])
+            assert edge.status_code == routed.status_code == 304, lines
+
+
+def test_a_stale_badge_hit_by_many_starts_one_refresh(service: Service, raw: RawServer) -> None:
+    inner = MiniMcp()
+
+    @raw.route("/mcp")
+    def slow(request: Request, conn: socket.socket) -> None:
+        if request.message.get("method") == "server/discover":
+            time.sleep(0.3)
+        inner(request, conn)
+
+    shared = {"redis_url": shared_redis_url(), "redis_namespace": f"test-{uuid.uuid4().hex[:12]}:"}
+    entry = {
+        "state": "unreachable",
+        "message": "unreachable",
+        "color": "lightgrey",
+        "modified": "Mon, 30 Nov 2026 00:00:00 GMT",
+        "fresh_until": time.time() - 1,
+    }
+    _seed(shared, raw.url("/mcp"), entry)
+    with service(**shared) as base:
+
+        async def hits() -> list[str]:
+            async with httpx2.AsyncClient(timeout=30) as client:
+                url = f"{base}/badge/mcp"
+                answers = []
+                for _ in range(15):  # 1.5 s of hits: before, during and just after the refresh
+                    batch = [client.get(url, params={"url": raw.url("/mcp")}) for _ in range(20)]
+                    answers += [r.headers["x-badge-state"] for r in await _gather(batch)]
+                    await anyio.sleep(0.1)
+                return answers
+
+        states = anyio.run(hits)
+    assert states[0] == "unreachable" and states[-1] == "ok"
+    assert handshakes(raw) == 1
+
+
+async def _gather(requests: list[Coroutine[Any, Any, httpx2.Response]]) -> list[httpx2.Response]:
+    import asyncio
+
+    return list(await asyncio.gather(*requests))
