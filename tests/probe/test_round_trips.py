@@ -106,7 +106,7 @@ async def test_a_first_page_refused_before_the_notification_arrived_is_asked_aga
     def strict(request: Request, conn: socket.socket) -> bool | None:
         method = request.message.get("method")
         if method == "notifications/initialized":
-            time.sleep(0.2)  # the listing arrives meanwhile, on the other connection
+            time.sleep(0.5)  # the listing arrives meanwhile, on the other connection
             initialized.set()
         if method == "tools/list" and not initialized.is_set():
             answered_early.append(True)
