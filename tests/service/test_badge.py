@@ -119,28 +119,9 @@ def test_cache_misses_are_limited_hits_are_not(service: Service, raw: RawServer)
 
 
 def test_stale_badge_is_served_while_one_refresh_runs(service: Service, raw: RawServer) -> None:
-    import json
-
-    from app.guard import check_url
-    from app.store import RedisStore, key
-
     raw.routes["/mcp"] = MiniMcp()
     shared = {"redis_url": shared_redis_url(), "redis_namespace": f"test-{uuid.uuid4().hex[:12]}:"}
-    target = check_url(raw.url("/mcp"), allow_private=True)
-    entry = {
-        "state": "unreachable",
-        "message": "unreachable",
-        "color": "lightgrey",
-        "modified": "Mon, 30 Nov 2026 00:00:00 GMT",
-        "fresh_until": time.time() - 1,  # past its time
-    }
-
-    async def seed() -> None:
-        store = RedisStore(shared["redis_url"], namespace=shared["redis_namespace"])
-        await store.set(key("badge", target.url), json.dumps(entry).encode(), 600)
-        await store.aclose()
-
-    anyio.run(seed)
+    _seed(shared, raw.url("/mcp"), STALE_UNREACHABLE | {"fresh_until": time.time() - 1})  # past its time
     with service(**shared) as base:
         stale = badge(base, raw.url("/mcp"))
         deadline = time.monotonic() + 5
@@ -234,7 +215,16 @@ def test_the_access_log_line_of_a_badge_hit_answered_at_the_edge(
     assert "s3cret" not in caplog.text
 
 
+STALE_UNREACHABLE: dict[str, object] = {
+    "state": "unreachable",
+    "message": "unreachable",
+    "color": "lightgrey",
+    "modified": "Mon, 30 Nov 2026 00:00:00 GMT",
+}
+
+
 def _seed(shared: dict[str, str], url: str, entry: dict[str, object]) -> None:
+    """Write a badge cache entry for ``url`` into the shared Redis the service will use."""
     import json
 
     from app.guard import check_url
@@ -296,14 +286,7 @@ def test_a_stale_badge_hit_by_many_starts_one_refresh(service: Service, raw: Raw
         inner(request, conn)
 
     shared = {"redis_url": shared_redis_url(), "redis_namespace": f"test-{uuid.uuid4().hex[:12]}:"}
-    entry = {
-        "state": "unreachable",
-        "message": "unreachable",
-        "color": "lightgrey",
-        "modified": "Mon, 30 Nov 2026 00:00:00 GMT",
-        "fresh_until": time.time() - 1,
-    }
-    _seed(shared, raw.url("/mcp"), entry)
+    _seed(shared, raw.url("/mcp"), STALE_UNREACHABLE | {"fresh_until": time.time() - 1})
     with service(**shared) as base:
 
         async def hits() -> list[str]:
