@@ -89,9 +89,6 @@ _NO_FALLBACK = frozenset(
 )
 
 
-_Stop = Stopped
-
-
 def _refuses_posts(reply: Reply) -> bool:
     """The URL takes no POST at all: a 405 whose ``Allow`` (which a 405 must carry, RFC 9110
     section 15.5.6) names GET and not POST. ``initialize`` would be refused the same way, so the
@@ -157,7 +154,7 @@ class Conversation:
             if await self._try_modern():
                 return
             await self._legacy()
-        except _Stop:
+        except Stopped:
             return
 
     async def exchange(
@@ -218,7 +215,7 @@ class Conversation:
         timeout = min(self.step_timeout_s, remaining)
         if timeout <= 0:
             self.findings.fail(step, Verdict("probe_deadline"))
-            raise _Stop
+            raise Stopped
         try:
             return await self.exchange(body, headers, timeout, expect=expect, on_sent=on_sent)
         except (TimeoutError, httpx2.HTTPError) as exc:
@@ -226,7 +223,7 @@ class Conversation:
             if isinstance(exc, TimeoutError) and timeout < self.step_timeout_s:
                 verdict = Verdict("probe_deadline")
             self.findings.fail(step, verdict, supersede=supersede)
-            raise _Stop from exc
+            raise Stopped from exc
 
     def fail(self, step: str, verdict: Verdict, reply: Reply) -> None:
         """Record the deciding failure of ``reply``; keep an auth reply for the metadata lookup."""
@@ -263,7 +260,7 @@ class Conversation:
         verdict = classify_reply(reply)
         if verdict is not None and verdict.reason in _NO_FALLBACK:
             self.fail(step, verdict, reply)
-            raise _Stop
+            raise Stopped
         result = reply.response.get("result") if reply.response else None
         if isinstance(result, dict) and reply.status // 100 == 2:
             versions = result.get("supportedVersions")
@@ -279,7 +276,7 @@ class Conversation:
             if supported and not (set(supported) & (MODERN_VERSIONS | HANDSHAKE_VERSIONS)):
                 detail = clean_text(", ".join(supported), 200)
                 self.fail(step, Verdict("unsupported_protocol_version", detail), reply)
-                raise _Stop
+                raise Stopped
             self.modern_hint = True
         elif error is not None and reply.status == 404 and error.get("code") == METHOD_NOT_FOUND:
             self.modern_hint = True  # 2026-07-28 answers unknown methods with 404 + -32601
@@ -304,16 +301,16 @@ class Conversation:
             if self._may_be_legacy_sse(reply) and await self._try_legacy_sse():
                 return
             self.fail(step, self._handshake_verdict(verdict), reply)
-            raise _Stop
+            raise Stopped
         assert reply.response is not None
         error = error_of(reply.response)
         if error is not None:
             self.fail(step, self._handshake_verdict(classify_error(error)), reply)
-            raise _Stop
+            raise Stopped
         result = reply.response.get("result")
         if not isinstance(result, dict):
             self.fail(step, Verdict("invalid_result"), reply)
-            raise _Stop
+            raise Stopped
         self.negotiated_version = record_legacy(self.findings, result, reply, sse=self.channel is not None)
         if self.channel is None:  # HTTP+SSE sessions live in the endpoint URL; nothing to end with DELETE
             self.session_id = session_of(self.findings, reply)
@@ -352,7 +349,7 @@ class Conversation:
                 task_group.start_soon(stream.run)
                 try:
                     await self._sse_session(step, stream, started, response.status_code)
-                except _Stop:
+                except Stopped:
                     pass
                 finally:
                     task_group.cancel_scope.cancel()
@@ -368,19 +365,19 @@ class Conversation:
         if not found or stream.endpoint is None:
             timed_out = not stream.ended and wait < ENDPOINT_WAIT_S  # the probe's budget, not the 10 s, ran out
             self.findings.fail(step, Verdict("probe_deadline" if timed_out else "sse_endpoint_missing"), http_status)
-            raise _Stop
+            raise Stopped
         try:
             endpoint = resolve_endpoint(self.url, stream.endpoint)
             check_url(endpoint, allow_private=True)  # form only: length, characters, parsable
             cross_origin = not same_origin(endpoint, self.url)
         except (ValueError, TargetRefused):
             self.findings.fail(step, Verdict("sse_endpoint_invalid"), http_status)
-            raise _Stop from None
+            raise Stopped from None
         if cross_origin:
             parts = urlsplit(endpoint)
             detail = clean_text(f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}", 200)
             self.findings.fail(step, Verdict("sse_endpoint_cross_origin", detail), http_status)
-            raise _Stop
+            raise Stopped
         self.channel = SseChannel(self.exchanger, stream, endpoint)
         self.findings.era, self.findings.transport = "legacy", "sse"  # the transport is settled
         self.findings.http_status = http_status
