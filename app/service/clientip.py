@@ -2,8 +2,11 @@
 
 Policy: the socket peer, unless the peer is a trusted proxy (setting ``trusted_proxies``);
 then the right-most ``X-Forwarded-For`` entry that is not itself a trusted proxy (entries to
-its left are client-supplied and may be forged). IPv6 clients are keyed by their /64, since
-one host usually holds a whole /64.
+its left are client-supplied and may be forged). An entry is read as an address, with a port
+or brackets as proxies write them (``1.2.3.4:5678``, ``[2001:db8::1]:443``); an entry that is
+no address at all ends the search and the peer is the client (an unparsable value never
+becomes a rate-limit key of its own). IPv6 clients are keyed by their /64, since one host
+usually holds a whole /64.
 """
 
 from __future__ import annotations
@@ -34,11 +37,27 @@ def client_ip(request: Request, trusted: tuple[Network, ...]) -> str:
     peer = request.client.host if request.client else "unknown"
     if trusted and _trusted(peer, trusted):
         forwarded = [part.strip() for part in ",".join(request.headers.getlist("x-forwarded-for")).split(",")]
-        for candidate in reversed([part for part in forwarded if part]):
+        for entry in reversed([part for part in forwarded if part]):
+            candidate = _address(entry)
+            if candidate is None:
+                break  # not an address: the proxy's own peer is all we know
             if not _trusted(candidate, trusted):
                 peer = candidate
                 break
     return peer
+
+
+def _address(entry: str) -> str | None:
+    """The IP address in one ``X-Forwarded-For`` entry (a port or brackets allowed), normalised."""
+    text = entry
+    if text.startswith("["):  # [v6]:port or [v6]
+        text = text[1:].split("]", 1)[0]
+    elif text.count(":") == 1:  # v4:port
+        text = text.split(":", 1)[0]
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        return None
 
 
 def rate_key(address: str) -> str:

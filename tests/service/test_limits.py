@@ -53,6 +53,19 @@ def test_forwarded_for_from_a_trusted_proxy(service: Service) -> None:
         assert post("203.0.113.8") == 429
 
 
+def test_forwarded_for_entries_with_a_port_or_no_address_at_all(service: Service) -> None:
+    """``1.2.3.4:5678`` is the address 1.2.3.4 (as some proxies write it), not a key of its own;
+    garbage falls back to the proxy's peer instead of becoming a fresh rate-limit key per value."""
+    with service(rate_limit="2/minute", trusted_proxies=["127.0.0.0/8"]) as base:
+
+        def post(chain: str) -> int:
+            return httpx2.post(f"{base}/v1/mcp/check", json=BODY, headers={"X-Forwarded-For": chain}).status_code
+
+        assert [post(f"203.0.113.9:{port}") for port in (5678, 5679, 5680)] == [422, 422, 429]
+        assert [post(f"[2001:db8::{n}]:443") for n in (1, 2, 3)] == [422, 422, 429]  # one /64
+        assert [post(f"not-an-ip-{n}") for n in range(3)] == [422, 422, 429]  # all the peer's
+
+
 def test_at_most_two_probes_per_host_at_once(service: Service, raw: RawServer) -> None:
     running = 0
     peak = 0
