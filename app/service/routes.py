@@ -36,10 +36,14 @@ async def check(request: Request) -> Response:
     try:
         response = await _checked(request, services, client)
     except ApiError as exc:
-        exc.headers = decision.headers() | exc.headers  # every answer shows the client's budget
+        exc.headers = decision.headers() | exc.headers | NO_STORE  # every answer shows the client's budget
         raise
-    response.headers.update(decision.headers())
+    response.headers.update(decision.headers() | NO_STORE)
     return response
+
+
+#: A check's answer is one live observation (and may be a paid one): no cache keeps or replays it.
+NO_STORE = {"Cache-Control": "no-store"}
 
 
 async def _checked(request: Request, services: Services, client: str) -> Response:

@@ -162,3 +162,16 @@ def test_probe_html_target(service: Service, raw: RawServer) -> None:
     with service() as base:
         result = check(base, raw.url("/page"), FREE).json()
     assert (result["status"], result["reason"]) == ("not_mcp", "html_page")
+
+
+def test_check_answers_are_never_stored_by_a_cache(service: Service, sdk_base: str) -> None:
+    """A result is one live observation, perhaps a paid one: ``no-store`` on results and refusals alike."""
+    with service() as base:
+        answers = [
+            check(base, f"{sdk_base}/stateless-json/mcp", FREE),  # 200
+            check(base, f"{sdk_base}/stateless-json/mcp"),  # 402
+            check(base, "http://169.254.169.254/mcp", FREE),  # refused
+            httpx2.post(f"{base}/v1/mcp/check", content=b"{", headers={"content-type": "application/json"}),  # 4xx
+        ]
+    assert [a.status_code for a in answers][:2] == [200, 402]
+    assert all(a.headers["cache-control"] == "no-store" for a in answers), [a.headers for a in answers]
