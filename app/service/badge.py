@@ -34,7 +34,7 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.errors import TargetRefused
+from app.errors import SondeError, TargetRefused
 from app.guard import ResolutionFailed, ResolverBusy, TargetUrl, check_url, resolve_target
 from app.probe import ProbeFailed, ProbeResult, unresolved_result
 from app.service.checks import CheckMode, TargetBusy
@@ -149,8 +149,10 @@ class BadgeService:
         async def refresh() -> None:
             try:
                 await self._probe(target)
-            except Exception:  # a refresh never breaks anything; the stale badge stays until the next try
-                logger.warning("badge refresh failed", exc_info=True)
+            except SondeError as exc:  # refused now, busy, ...: one line; the stale badge stays until the next try
+                logger.warning("badge refresh not made: %s", exc.reason)
+            except Exception as exc:  # a refresh never breaks anything
+                logger.warning("badge refresh failed: %s", type(exc).__name__)
             finally:
                 self._stale_urls.discard(target.url)
 

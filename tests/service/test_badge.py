@@ -308,3 +308,30 @@ async def _gather(requests: list[Coroutine[Any, Any, httpx2.Response]]) -> list[
     import asyncio
 
     return list(await asyncio.gather(*requests))
+
+
+def test_a_refused_stale_refresh_is_one_log_line_not_a_traceback(
+    service: Service, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The host of a cached badge now resolves to the metadata address: every stale hit is served,
+    and the refresh that is refused logs one line with its reason."""
+    import ipaddress
+    import logging
+
+    from tests.servers.network import FixedResolver
+
+    url = "https://stale.example.com/mcp"
+    resolver = FixedResolver({"stale.example.com": [ipaddress.ip_address("169.254.169.254")]})
+    shared = {"redis_url": shared_redis_url(), "redis_namespace": f"test-{uuid.uuid4().hex[:12]}:"}
+    _seed(shared, url, STALE_UNREACHABLE | {"fresh_until": time.time() - 1})
+    caplog.set_level(logging.INFO, logger="mcp_sonde")
+    with service(resolver=resolver, **shared) as base:
+        states = []
+        for _ in range(5):
+            states.append(badge(base, url).headers["x-badge-state"])
+            time.sleep(0.1)
+    assert states == ["unreachable"] * 5  # the stale badge is served
+    refusals = [r for r in caplog.records if "badge refresh" in r.getMessage()]
+    assert refusals and all(r.exc_info is None for r in refusals)
+    assert all("address_" in r.getMessage() or "refused" in r.getMessage() for r in refusals), refusals
+    assert len(resolver.queries) <= len(refusals)
