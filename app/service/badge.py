@@ -307,14 +307,26 @@ def svg_of(state: BadgeState, asked_style: str | None) -> tuple[bytes, str]:
     return _drawn(state.message, state.color, style, "svg")
 
 
+#: Badge states that say the server is broken: shields' ``isError`` (its colour cannot be overridden).
+ERROR_STATES = frozenset({"unreachable", "not_mcp", "tls", "not_found", "error", "refused"})
+
+
 def json_of(state: BadgeState) -> tuple[bytes, str]:
-    """The shields endpoint document of a badge and its ETag."""
-    return _json_drawn(state.message, state.color)
+    """The shields endpoint document of a badge and its ETag (``cacheSeconds``: shields' floor,
+    300, which is also our ``max-age`` for a probed badge)."""
+    return _json_drawn(state.message, state.color, state.state in ERROR_STATES)
 
 
 @functools.lru_cache(maxsize=1024)
-def _json_drawn(message: str, color: str) -> tuple[bytes, str]:
-    document = {"schemaVersion": 1, "label": LABEL, "message": message, "color": color}
+def _json_drawn(message: str, color: str, is_error: bool) -> tuple[bytes, str]:
+    document = {
+        "schemaVersion": 1,
+        "label": LABEL,
+        "message": message,
+        "color": color,
+        "isError": is_error,
+        "cacheSeconds": 300,
+    }
     body = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
     return body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 

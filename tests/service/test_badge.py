@@ -81,7 +81,12 @@ def test_states(service: Service, raw: RawServer) -> None:
                 "tls": tls_server.url("/mcp", host="localhost"),
             }.items()
         }
+        endpoint = {name: badge(base, url, ".json").json()["isError"] for name, url in [
+            ("auth", raw.url("/auth")), ("unreachable", f"http://127.0.0.1:{closed_port}/mcp"),
+            ("refused", "https://169.254.169.254/latest"),
+        ]}  # fmt: skip
     tls_server.stop()
+    assert endpoint == {"auth": False, "unreachable": True, "refused": True}  # shields' isError
     for name, response in states.items():
         assert response.status_code == 200 and response.headers["x-badge-state"] == name, name
     assert "auth required" in states["auth"].text and "#d8b800" in states["auth"].text
@@ -102,6 +107,7 @@ def test_png_and_endpoint_json(service: Service, raw: RawServer) -> None:
     document = endpoint.json()
     assert document["schemaVersion"] == 1 and document["label"] == "MCP" and document["color"] == "brightgreen"
     assert document["message"].startswith("live · checked ")
+    assert (document["isError"], document["cacheSeconds"]) == (False, 300)
     assert "LIVE · CHECKED" in square.text and 'height="28"' in square.text
     assert handshakes(raw) == 1
 
