@@ -212,14 +212,11 @@ class PinnedTransport(httpx2.AsyncHTTPTransport):
 
     def warm_died(self) -> bool:
         """Whether a connection dialled ahead was dropped by the server before it answered (told once)."""
-        if self._backend.warm.died:
-            self._backend.warm.died -= 1
-            return True
-        return False
+        return self._backend.warm.take_death()
 
     async def aclose(self) -> None:
         await super().aclose()
-        await self._backend.warm.aclose()
+        await self._backend.settle()
 
     async def __aexit__(
         self,
@@ -228,7 +225,7 @@ class PinnedTransport(httpx2.AsyncHTTPTransport):
         traceback: TracebackType | None = None,
     ) -> None:
         await super().__aexit__(exc_type, exc_value, traceback)
-        await self._backend.warm.aclose()
+        await self._backend.settle()
 
 
 def build_transport(

@@ -111,6 +111,13 @@ class WarmPool:
         self._orphans: set[asyncio.Task[WarmStream]] = set()
         self.died = 0
 
+    def take_death(self) -> bool:
+        """Whether a warm connection died before answering since last asked (each death is told once)."""
+        if self.died:
+            self.died -= 1
+            return True
+        return False
+
     def pending(self, key: tuple[str, int]) -> bool:
         """Whether a warm connection for ``key`` is on its way or waiting."""
         return key in self._pending
