@@ -76,6 +76,11 @@ def service() -> Service:
 
 
 def reason_of(response: Any) -> str:
-    """The stable reason of an error answer: ``error.reason``, or ``error`` of an x402 402 document."""
-    error = response.json()["error"]
-    return str(error["reason"] if isinstance(error, dict) else error)
+    """The stable reason of an error answer: ``reason`` of a problem details object (RFC 9457),
+    or ``error`` of an x402 402 document."""
+    document = response.json()
+    if response.status_code == 402:
+        return str(document["error"])
+    assert response.headers["content-type"] == "application/problem+json"
+    assert document["type"].endswith("/problems/" + document["reason"]) and document["status"] == response.status_code
+    return str(document["reason"])

@@ -20,8 +20,9 @@ from app.logs import flush_all
 from app.service import badge, routes
 from app.service.accesslog import AccessLog, AccessLogger
 from app.service.badge_hits import BadgeHits
-from app.service.errors import ApiError, error_response, handle_api_error
+from app.service.errors import ApiError
 from app.service.mcp_tool import build_mcp_server, mcp_route
+from app.service.problems import handle_api_error, problem_page, problem_response
 from app.service.services import build_services
 from app.settings import Settings, get_settings
 
@@ -42,12 +43,12 @@ EXPOSED_HEADERS = [
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     reason = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return error_response(reason, str(exc.detail), exc.status_code, dict(exc.headers or {}))
+    return problem_response(request.scope, reason, str(exc.detail), exc.status_code, dict(exc.headers or {}))
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
     logger.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return error_response("internal_error", "mcp-sonde failed; nothing was charged", 500)
+    return problem_response(request.scope, "internal_error", "mcp-sonde failed; nothing was charged", 500)
 
 
 def create_app(
@@ -95,6 +96,7 @@ def create_app(
         Route("/openapi.yaml", routes.openapi_yaml),
         Route("/openapi.json", routes.openapi_json),
         Route("/.well-known/x402", routes.well_known_x402),
+        Route("/problems/{reason}", problem_page),
     ]
     paths = frozenset(route.path for route in table)
     app = Starlette(

@@ -1,15 +1,13 @@
-"""API errors: one JSON shape, a stable reason key, never a stack trace.
+"""API errors: one shape, a stable reason key, never a stack trace.
 
-Every error answer is ``{"error": {"reason": <key>, "message": <text>}}``; clients branch on
-``reason``. Reasons are listed in :data:`API_REASONS` and in ``openapi.yaml``.
+Every error answer is a problem details object (RFC 9457, :mod:`app.service.problems`) whose
+``reason`` member is the key clients branch on; a 402 carries the x402 ``PaymentRequired``
+document instead. Reasons are listed in :data:`API_REASONS` and in ``openapi.yaml``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
-
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 
 from app.errors import SondeError
 
@@ -46,6 +44,8 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "target_busy": (429, "The target host already has its share of probes running; see Retry-After."),
     "probe_internal_error": (500, "The check failed through a fault of mcp-sonde; nothing was charged."),
     "resolver_busy": (503, "Every host lookup slot is taken; try again shortly (see Retry-After)."),
+    "internal_error": (500, "mcp-sonde failed through a fault of its own; nothing was charged."),
+    "http_error": (400, "The request could not be served as sent."),
     "not_found": (404, "No such route."),
     "method_not_allowed": (405, "Method not allowed on this route."),
 }
@@ -74,18 +74,3 @@ class ApiError(SondeError):
         self.status_code = status_code or API_REASONS.get(reason, (422, ""))[0]
         self.headers = headers or {}
         self.body = body
-
-
-def error_response(reason: str, message: str, status_code: int, headers: dict[str, str] | None = None) -> Response:
-    """The JSON error answer."""
-    return JSONResponse(
-        {"error": {"reason": reason, "message": message}}, status_code=status_code, headers=headers or {}
-    )
-
-
-async def handle_api_error(request: Request, exc: Exception) -> Response:
-    """Starlette exception handler for :class:`ApiError`."""
-    assert isinstance(exc, ApiError)
-    if exc.body is not None:
-        return JSONResponse(exc.body, status_code=exc.status_code, headers=exc.headers)
-    return error_response(exc.reason, exc.message, exc.status_code, exc.headers)

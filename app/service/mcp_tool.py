@@ -12,8 +12,9 @@ Tools:
   calls again with the ``PaymentPayload`` in ``_meta["x402/payment"]``; a paid result
   carries the facilitator's ``SettleResponse`` in ``_meta["x402/payment-response"]``. The
   free-pool header on the HTTP request draws on the same pool as the HTTP route. Every
-  refusal is a tool error (``isError``) with ``structuredContent`` ``{"error": {"reason",
-  "message"}}`` and nothing charged.
+  refusal is a tool error (``isError``) whose ``structuredContent`` is the problem details
+  object the HTTP route answers with (RFC 9457: ``type``, ``title``, ``status``, ``detail``,
+  ``reason``) and nothing charged.
 - ``badge_for_mcp_server(url)`` (free) returns the badge URLs and the Markdown to embed.
 
 Client rate limits are those of the HTTP route, keyed by the same client address.
@@ -46,7 +47,8 @@ from app.guard import check_url
 from app.service.body import read_body
 from app.service.checkflow import run_check
 from app.service.clientip import client_ip, rate_key
-from app.service.errors import ApiError, error_response
+from app.service.errors import ApiError
+from app.service.problems import problem, problem_response
 from app.service.routes import asks_free_pool
 from app.service.services import Services
 
@@ -87,9 +89,10 @@ class BadgeLinks(BaseModel):
     markdown: str = Field(description="Markdown embedding the SVG badge, linked to the JSON state.")
 
 
-def tool_error(exc: ApiError) -> CallToolResult:
-    """An API error as a tool error: the x402 document for payment answers, else ``{"error": ...}``."""
-    document: dict[str, Any] = exc.body or {"error": {"reason": exc.reason, "message": exc.message}}
+def tool_error(exc: ApiError, base_url: str) -> CallToolResult:
+    """An API error as a tool error: the x402 document for payment answers, else the problem
+    details object the HTTP route answers with (RFC 9457)."""
+    document: dict[str, Any] = exc.body or problem(exc.reason, exc.message, exc.status_code, base_url)
     retry_after = exc.headers.get("Retry-After", "")
     if retry_after.isdigit():  # the HTTP route's Retry-After, as a field: seconds
         document = document | {"retryAfter": int(retry_after)}
@@ -173,7 +176,7 @@ def build_mcp_server(services: Services) -> MCPServer:
                 free=http is not None and asks_free_pool(http.headers, settings.free_pool_header),
             )
         except ApiError as exc:
-            return tool_error(for_tool(exc, settings.price_usd, settings.free_pool_header))
+            return tool_error(for_tool(exc, settings.price_usd, settings.free_pool_header), settings.public_base_url)
         result = CallToolResult(
             content=[TextContent(type="text", text=served.payload.decode())],
             structured_content=jsonsafe.loads(served.payload),
@@ -187,7 +190,7 @@ def build_mcp_server(services: Services) -> MCPServer:
         try:
             target = check_url(url, allow_private=settings.allow_private)
         except TargetRefused as exc:
-            return tool_error(ApiError(exc.reason, exc.message, 422))
+            return tool_error(ApiError(exc.reason, exc.message, 422), settings.public_base_url)
         links = badge_links(settings.public_base_url, target.url)
         document = links.model_dump(by_alias=True)
         return CallToolResult(content=[TextContent(type="text", text=links.markdown)], structured_content=document)
@@ -220,7 +223,7 @@ class BoundedBody:
         try:
             body = await read_body(Request(scope, receive), self.max_bytes, self.timeout_s)
         except ApiError as exc:
-            await error_response(exc.reason, exc.message, exc.status_code)(scope, receive, send)
+            await problem_response(scope, exc.reason, exc.message, exc.status_code)(scope, receive, send)
             return
         replayed = False
 

@@ -207,7 +207,7 @@ def test_payment_with_a_refused_url_moves_nothing(
     with paid_service(allow_private=False) as base:
         signature = payment_for(base, chain, {"url": "https://mcp.example.org/mcp"})
         response = paid_post(base, {"url": "https://169.254.169.254/latest"}, signature)
-    assert (response.status_code, response.json()["error"]["reason"]) == (422, "host_ip_literal")
+    assert (response.status_code, response.json()["reason"]) == (422, "host_ip_literal")
     assert chain.balance(chain.payer) == START_BALANCE
     assert chain.state["calls"] == {"verify": 0, "settle": 0}
 
@@ -224,7 +224,7 @@ def test_facilitator_down_is_503_and_nothing_is_served(
     with paid_service(facilitator_url=closed) as base:
         response = paid_post(base, target, signature)
         ready = httpx2.get(f"{base}/readyz").json()
-    assert (response.status_code, response.json()["error"]["reason"]) == (503, "facilitator_unavailable")
+    assert (response.status_code, response.json()["reason"]) == (503, "facilitator_unavailable")
     assert ready["status"] == "degraded" and ready["payments"] == {"enabled": True, "facilitator_ok": False}
     assert chain.balance(chain.payer) == START_BALANCE and probes_of(raw) == 0
 
@@ -290,7 +290,7 @@ def test_probe_failure_of_ours_releases_the_payment(
         hold.set()
         blocker.join()
         later = paid_post(base, target, signature)
-    assert (busy.status_code, busy.json()["error"]["reason"]) == (429, "target_busy")
+    assert (busy.status_code, busy.json()["reason"]) == (429, "target_busy")
     assert later.status_code == 200
     assert chain.balance(chain.payer) == START_BALANCE - PRICE and len(settled_transfers(chain)) == 1
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import httpx2
 import pytest
@@ -36,14 +37,26 @@ def base(service: Service) -> Iterator[str]:
 def test_bad_bodies(base: str, content: bytes, headers: dict[str, str], status: int, reason: str) -> None:
     response = httpx2.post(f"{base}/v1/mcp/check", content=content, headers=headers | FREE)
     assert response.status_code == status
-    assert response.json() == {"error": {"reason": reason, "message": response.json()["error"]["message"]}}
-    assert response.json()["error"]["message"]
+    problem = response.json()
+    assert response.headers["content-type"] == "application/problem+json"
+    assert set(problem) == {"type", "title", "status", "detail", "reason"}
+    assert (problem["reason"], problem["status"]) == (reason, status)
+    assert problem["detail"] and problem["title"]
+    # The type URI resolves to the problem type's description, with the same title.
+    page = httpx2.get(f"{base}{urlsplit(problem['type']).path}")
+    assert page.json() | {"type": problem["type"]} == {
+        "type": problem["type"],
+        "reason": reason,
+        "title": problem["title"],
+        "status": status,
+        "body": "application/problem+json",
+    }
 
 
 def test_body_over_8_kb_declared(base: str) -> None:
     content = b'{"url": "https://a.example.com/' + b"a" * 9000 + b'"}'
     response = httpx2.post(f"{base}/v1/mcp/check", content=content, headers={"content-type": "application/json"})
-    assert (response.status_code, response.json()["error"]["reason"]) == (413, "body_too_large")
+    assert (response.status_code, response.json()["reason"]) == (413, "body_too_large")
 
 
 def test_body_over_8_kb_chunked(base: str) -> None:
@@ -54,10 +67,10 @@ def test_body_over_8_kb_chunked(base: str) -> None:
         yield b'"}'
 
     response = httpx2.post(f"{base}/v1/mcp/check", content=chunks(), headers={"content-type": "application/json"})
-    assert (response.status_code, response.json()["error"]["reason"]) == (413, "body_too_large")
+    assert (response.status_code, response.json()["reason"]) == (413, "body_too_large")
 
 
 def test_unknown_route_and_method(base: str) -> None:
-    assert httpx2.get(f"{base}/nope").json()["error"]["reason"] == "not_found"
+    assert httpx2.get(f"{base}/nope").json()["reason"] == "not_found"
     response = httpx2.get(f"{base}/v1/mcp/check")
-    assert (response.status_code, response.json()["error"]["reason"]) == (405, "method_not_allowed")
+    assert (response.status_code, response.json()["reason"]) == (405, "method_not_allowed")

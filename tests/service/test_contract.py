@@ -58,7 +58,7 @@ def test_served_document_is_valid_and_live(live_base: str) -> None:
 
 def test_every_api_reason_is_documented(live_base: str) -> None:
     document = httpx2.get(f"{live_base}/openapi.json").json()
-    described = document["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["reason"]["description"]
+    described = document["components"]["schemas"]["Problem"]["properties"]["reason"]["description"]
     missing = [reason for reason in [*API_REASONS, "internal_error"] if reason not in described]
     assert missing == []
 

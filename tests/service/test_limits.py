@@ -24,7 +24,7 @@ def test_client_rate_limit(service: Service) -> None:
         responses = [httpx2.post(f"{base}/v1/mcp/check", json=BODY) for _ in range(4)]
     assert [r.status_code for r in responses] == [422, 422, 422, 429]
     limited = responses[-1]
-    assert limited.json()["error"]["reason"] == "rate_limited"
+    assert limited.json()["reason"] == "rate_limited"
     assert 1 <= int(limited.headers["retry-after"]) <= 60
     assert limited.headers["x-ratelimit-limit"] == "3"
     assert limited.headers["x-ratelimit-remaining"] == "0"

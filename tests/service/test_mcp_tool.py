@@ -41,8 +41,7 @@ def tool_reason(result: CallToolResult) -> str:
     assert result.is_error
     document = result.structured_content
     assert isinstance(document, dict)
-    error = document["error"]
-    reason = error if isinstance(error, str) else error["reason"]
+    reason = document["error"] if "x402Version" in document else document["reason"]
     assert json.loads(result.content[0].text) == document  # type: ignore[union-attr]
     return str(reason)
 

@@ -45,7 +45,7 @@ def test_lookup_threads_are_bounded_and_busy_is_not_charged(service: Service, mo
         time.sleep(0.2)
         after = httpx2.post(f"{base}/v1/mcp/check", json={"url": "http://localhost:9/mcp"}, headers=FREE, timeout=30)
     assert (first.status_code, first.json()["reason"]) == (200, "dns_timeout")
-    assert (busy.status_code, busy.json()["error"]["reason"]) == (503, "resolver_busy")
+    assert (busy.status_code, busy.json()["reason"]) == (503, "resolver_busy")
     assert busy.headers["retry-after"] == "2"
     # Neither the 503 nor the dns_timeout (our lookup gave no definitive answer) kept its draw.
     assert after.status_code == 200 and after.headers["x-free-pool-remaining"] == "1"
@@ -99,7 +99,7 @@ def test_trailing_slash_is_a_json_404_not_a_redirect(service: Service, path: str
             "POST" if "check" in path else "GET", f"{base}{path}", headers={"host": "evil.example"}
         )
     assert response.status_code == 404
-    assert response.json()["error"]["reason"] == "not_found"
+    assert response.json()["reason"] == "not_found"
     assert "location" not in response.headers
 
 
@@ -207,7 +207,7 @@ def test_mcp_get_is_405_not_an_endless_stream(service: Service) -> None:
     with service() as base:
         get = httpx2.get(f"{base}/mcp", headers={"Accept": "text/event-stream"}, timeout=5)
         delete = httpx2.delete(f"{base}/mcp", timeout=5)
-    assert (get.status_code, get.json()["error"]["reason"]) == (405, "method_not_allowed")
+    assert (get.status_code, get.json()["reason"]) == (405, "method_not_allowed")
     assert delete.status_code == 405
 
 
@@ -216,7 +216,7 @@ def test_mcp_body_over_64_kib_is_413_before_parsing(service: Service) -> None:
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     with service() as base:
         big = httpx2.post(f"{base}/mcp", content=body, headers=headers)
-    assert (big.status_code, big.json()["error"]["reason"]) == (413, "body_too_large")
+    assert (big.status_code, big.json()["reason"]) == (413, "body_too_large")
 
 
 def test_trickling_mcp_body_is_408(service: Service) -> None:
