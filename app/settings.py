@@ -103,6 +103,9 @@ class Settings(BaseSettings):
     free_pool_size: int = Field(default=1000, ge=0, description="Free checks per UTC day, all clients together.")
     free_pool_per_ip: int = Field(default=20, ge=0, description="Free checks per client IP per UTC day.")
     host_concurrency: int = Field(default=2, ge=1, le=100, description="Probes running at once per target host.")
+    host_client_concurrency: int = Field(
+        default=1, ge=1, le=100, description="Probes of one target host that one client may have running at once."
+    )
     host_start_interval_s: float = Field(
         default=1.0, ge=0, le=60, description="Least time between two probe starts per target host, seconds."
     )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import threading
 from typing import Any, Protocol
 
 import anyio
@@ -21,6 +20,7 @@ import anyio.to_thread
 
 from app.errors import SondeError
 from app.guard.addresses import IPAddress
+from app.guard.shares import LOOKUP_THREADS, LookupShares, current_owner
 
 
 class ResolutionFailed(SondeError):
@@ -47,21 +47,23 @@ _NXDOMAIN_CODES = {socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_N
 
 
 class ResolverBusy(SondeError):
-    """Every lookup thread is taken (reason ``resolver_busy``): our own capacity, not the target's fault."""
+    """No lookup thread may be taken now: every one is busy (reason ``resolver_busy``, our own
+    capacity, not the target's fault), or the client already holds its share
+    (``client_lookups_busy``); see :mod:`app.guard.shares`."""
 
 
-#: At most this many getaddrinfo threads run at once, counted from the moment a thread starts
-#: until it really ends: a lookup abandoned at its timeout keeps its slot while the system
-#: resolver still holds the thread, so slow name servers cannot multiply threads.
-LOOKUP_THREADS = 32
-_slots = threading.BoundedSemaphore(LOOKUP_THREADS)
+#: At most :data:`LOOKUP_THREADS` getaddrinfo threads run at once, counted from the moment a
+#: thread starts until it really ends (a lookup abandoned at its timeout keeps its slot while the
+#: system resolver still holds the thread), in fair shares (:mod:`app.guard.shares`).
+_shares = LookupShares()
 _thread_limiter = anyio.CapacityLimiter(LOOKUP_THREADS)
 
 
 class SystemResolver:
     """:class:`Resolver` over ``getaddrinfo`` in worker threads, bounded by ``timeout_s`` seconds.
 
-    Raises :class:`ResolverBusy` at once when :data:`LOOKUP_THREADS` lookups are already running.
+    Raises :class:`ResolverBusy` at once when no lookup thread may be taken for the lookup's
+    owner (:func:`app.guard.shares.lookups_for`).
     """
 
     def __init__(self, timeout_s: float = 3.0) -> None:
@@ -72,16 +74,21 @@ class SystemResolver:
 
         Raises:
             ResolutionFailed: no usable answer.
-            ResolverBusy: no lookup thread free.
+            ResolverBusy: no lookup thread may be taken.
         """
-        if not _slots.acquire(blocking=False):
-            raise ResolverBusy("resolver_busy", "too many host lookups are running; try again shortly")
+        owner = current_owner()
+        shares = _shares
+        refused = shares.take(owner)
+        if refused == "client_lookups_busy":
+            raise ResolverBusy(refused, "this client already has its share of host lookups running; try again shortly")
+        if refused is not None:
+            raise ResolverBusy(refused, "too many host lookups are running; try again shortly")
 
         def lookup() -> list[tuple[Any, ...]]:
             try:
                 return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             finally:
-                _slots.release()
+                shares.give_back(owner)
 
         try:
             with anyio.fail_after(self.timeout_s):

@@ -7,10 +7,12 @@ addresses, and shows anything but a 200 image as broken):
 - The badge comes from a light probe (handshake only, at most ``light_probe_timeout_s``, 5 s,
   under camo's 10 s), cached in the store per normalised URL (scheme and host lower-cased,
   IDNA, default port and fragment dropped, path and query kept) for ``badge_ttl_s`` (24 h).
-  A stale entry is served at once while one refresh runs. Concurrent misses share one probe
-  (single-flight, across instances through the store).
+  A stale entry is served at once while one refresh runs (one per URL across instances); a
+  result older than twice the TTL shows its date in grey (:mod:`app.service.badge_cache`).
+  Concurrent misses share one probe (single-flight, across instances through the store).
 - Only misses are limited: per client IP (``badge_rate_limit``) and in all
-  (``badge_global_limit``); a cache hit is never refused, whoever asks.
+  (``badge_global_limit``); a cache hit is never refused, whoever asks. A miss's probe takes
+  the asking client's turn at the host (:mod:`app.service.checks`); refreshes share one.
 - ``Cache-Control: max-age=300, s-maxage=300`` (60 for badges not backed by a probe: refused
   URL, rate limited, busy), a strong ``ETag``, ``Last-Modified``, 304 on ``If-None-Match``,
   ``X-Content-Type-Options: nosniff`` and a ``Content-Security-Policy`` without scripts.
@@ -23,11 +25,6 @@ import functools
 import hashlib
 import json
 import logging
-import math
-import time
-from dataclasses import dataclass
-from datetime import UTC
-from email.utils import format_datetime
 
 import anyio
 import anyio.to_thread
@@ -36,50 +33,21 @@ from starlette.responses import Response
 
 from app.errors import SondeError, TargetRefused
 from app.guard import ResolutionFailed, ResolverBusy, TargetUrl, check_url, resolve_target
-from app.probe import ProbeFailed, ProbeResult, unresolved_result
+from app.guard.shares import LookupOwner, lookups_for
+from app.probe import ProbeFailed, unresolved_result
+from app.service.badge_cache import BUSY, LIMITED, REFUSED, BadgeCache, BadgeState
 from app.service.checks import CheckMode, TargetBusy
 from app.service.clientip import client_ip, rate_key
 from app.service.ratelimit import RateLimiter
 from app.service.services import Services
-from app.store import key
 from badges import STYLES, Style, render_svg
 from badges.png import render_png
 
 logger = logging.getLogger("mcp_sonde.badge")
 LABEL = "MCP"
+#: The client whose turn badge refreshes take: all of them share one.
+REFRESH_CLIENT = "badge-refresh"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-
-
-@dataclass(frozen=True, slots=True)
-class BadgeState:
-    """What a badge says: the state key (``X-Badge-State``), message, colour, and whether a probe backs it."""
-
-    state: str
-    message: str
-    color: str
-    probed: bool = True
-
-
-def state_of(result: ProbeResult) -> BadgeState:
-    """The badge for a probe result."""
-    if result.status == "ok":
-        return BadgeState("ok", f"live · checked {result.checked_at:%Y-%m-%d}", "brightgreen")
-    if result.status == "auth":
-        return BadgeState("auth", "auth required", "yellow")
-    if result.status in ("timeout", "dns", "unreachable"):
-        return BadgeState("unreachable", "unreachable", "lightgrey")
-    if result.status == "not_mcp":
-        return BadgeState("not_mcp", "not MCP", "lightgrey")
-    if result.status == "tls":
-        return BadgeState("tls", "TLS error", "red")
-    if result.status == "not_found":
-        return BadgeState("not_found", "not found", "red")
-    return BadgeState("error", result.status.replace("_", " "), "red")
-
-
-REFUSED = BadgeState("refused", "invalid URL", "lightgrey", probed=False)
-LIMITED = BadgeState("rate_limited", "rate limited", "lightgrey", probed=False)
-BUSY = BadgeState("busy", "checking…", "lightgrey", probed=False)
 
 
 class BadgeService:
@@ -98,6 +66,8 @@ class BadgeService:
             settings.redis_timeout_s,
             settings.redis_namespace,
         )
+        refresh_lock_s = settings.light_probe_timeout_s + settings.queue_budget_s + 5
+        self.cache = BadgeCache(services.store, settings.badge_ttl_s, refresh_lock_s)
         self._refreshing: set[asyncio.Task[object]] = set()
         self._stale_urls: set[str] = set()
 
@@ -106,49 +76,29 @@ class BadgeService:
         await self.per_client.aclose()
         await self.overall.aclose()
 
-    def _cache_key(self, target: TargetUrl) -> str:
-        return _badge_key(target.url)
-
-    async def _cached(self, target: TargetUrl) -> tuple[BadgeState, str, bool] | None:
-        """``(state, last-modified, fresh)`` from the cache; a compact entry, cheap to read on every hit."""
-        raw = await self.services.store.get(self._cache_key(target))
-        entry = _entry(raw) if raw is not None else None
-        if entry is None:
-            return None
-        state, modified, fresh_until = entry
-        return state, modified, time.time() < fresh_until
-
-    async def _probe(self, target: TargetUrl) -> tuple[BadgeState, str]:
-        """A light probe through the single-flight runner; its badge is cached."""
+    async def _probe(self, target: TargetUrl, client: str) -> tuple[BadgeState, str]:
+        """A light probe through the single-flight runner, on ``client``'s turn; its badge is cached."""
         settings = self.services.settings
         try:
-            resolved = await resolve_target(
-                target, resolver=self.services.resolver, allow_private=settings.allow_private
-            )
+            with lookups_for(LookupOwner(client)):
+                resolved = await resolve_target(
+                    target, resolver=self.services.resolver, allow_private=settings.allow_private
+                )
         except ResolutionFailed as failure:
             result = unresolved_result(target, failure, light=True)
         else:
-            result = await self.services.checks.check(resolved, CheckMode(light=True))
-        state = state_of(result)
-        modified = format_datetime(result.checked_at.astimezone(UTC), usegmt=True)
-        entry = {
-            "state": state.state,
-            "message": state.message,
-            "color": state.color,
-            "modified": modified,
-            "fresh_until": time.time() + settings.badge_ttl_s,
-        }
-        await self.services.store.set(self._cache_key(target), json.dumps(entry).encode(), 2 * settings.badge_ttl_s)
-        return state, modified
+            result = await self.services.checks.check(resolved, CheckMode(light=True), client=client)
+        return await self.cache.write(target.url, result)
 
     def _refresh_in_background(self, target: TargetUrl) -> None:
         if target.url in self._stale_urls:
-            return  # one refresh per URL at a time in this process (until its entry is written)
+            return  # this process is refreshing it (or asking whether another instance is)
         self._stale_urls.add(target.url)
 
         async def refresh() -> None:
             try:
-                await self._probe(target)
+                if await self.cache.claim_refresh(target.url):
+                    await self._probe(target, REFRESH_CLIENT)
             except SondeError as exc:  # refused now, busy, ...: one line; the stale badge stays until the next try
                 logger.warning("badge refresh not made: %s", exc.reason)
             except Exception as exc:  # a refresh never breaks anything
@@ -167,13 +117,12 @@ class BadgeService:
             target = _checked(url, self.services.settings.allow_private)
         except TargetRefused:
             return REFUSED, None
-        cached = await self._cached(target)
+        cached = await self.cache.read(target.url)
         if cached is None:
             return target
-        state, modified, fresh = cached
-        if not fresh:
+        if not cached.fresh:
             self._refresh_in_background(target)
-        return state, modified
+        return cached.state, cached.modified
 
     async def state_for(self, request: Request, url: str) -> tuple[BadgeState, str | None]:
         """The badge for ``url`` and its ``Last-Modified``: from the cache, or a limited light probe."""
@@ -188,7 +137,7 @@ class BadgeService:
             return LIMITED, None
         # The miss answers within the light-probe budget: a probe still queued behind others of
         # the same host finishes in the background and fills the cache for the next view.
-        task = asyncio.create_task(self._miss(target))
+        task = asyncio.create_task(self._miss(target, client))
         self._refreshing.add(task)
         task.add_done_callback(self._refreshing.discard)
         try:
@@ -196,37 +145,13 @@ class BadgeService:
         except TimeoutError:
             return BUSY, None
 
-    async def _miss(self, target: TargetUrl) -> tuple[BadgeState, str | None]:
+    async def _miss(self, target: TargetUrl, client: str) -> tuple[BadgeState, str | None]:
         try:
-            return await self._probe(target)
+            return await self._probe(target, client)
         except TargetRefused:
             return REFUSED, None
         except (TargetBusy, ResolverBusy, ProbeFailed):
             return BUSY, None
-
-
-@functools.lru_cache(maxsize=4096)
-def _entry(raw: bytes) -> tuple[BadgeState, str, float] | None:
-    """A cache entry read: ``(state, last-modified, fresh until)``; ``None`` (a miss, probed and
-    written again) when it is not one of ours: wrong types, text a header cannot carry, no finite time."""
-    try:
-        entry = json.loads(raw)
-        state, message, color, modified = entry["state"], entry["message"], entry["color"], entry["modified"]
-        fresh_until = float(entry["fresh_until"])
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
-    texts = (state, message, color, modified)
-    if not all(isinstance(text, str) and text.isprintable() and 0 < len(text) <= 200 for text in texts):
-        return None
-    if not math.isfinite(fresh_until):
-        return None
-    return BadgeState(state, message, color), modified, fresh_until
-
-
-@functools.lru_cache(maxsize=4096)
-def _badge_key(url: str) -> str:
-    """The store key of a normalised URL's badge (a hash: computed once per URL seen often)."""
-    return key("badge", url)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -15,6 +15,7 @@ from x402.schemas import SettleResponse
 from app.checks.run import unresolved_check
 from app.errors import TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
+from app.guard.shares import LookupOwner, lookups_for
 from app.payment import Payment, PaymentGate
 from app.probe import ProbeFailed, ProbeResult
 from app.probe.credentials import Credentials
@@ -73,11 +74,13 @@ async def run_check(
             503 ``resolver_busy`` / ``facilitator_unavailable``, 500 ``probe_internal_error``.
     """
     settings = services.settings
+    paid = payment is not None and services.payments.parses(payment)
     try:
         target = check_url(url, allow_private=settings.allow_private)
-        resolved: ResolvedTarget | ResolutionFailed = await resolve_target(
-            target, resolver=services.resolver, allow_private=settings.allow_private
-        )
+        with lookups_for(LookupOwner(client, paid=paid)):
+            resolved: ResolvedTarget | ResolutionFailed = await resolve_target(
+                target, resolver=services.resolver, allow_private=settings.allow_private
+            )
     except TargetRefused as exc:
         raise ApiError(exc.reason, exc.message, 422) from exc
     except ResolutionFailed as failure:
@@ -97,9 +100,8 @@ async def run_check(
                 result: ProbeResult = unresolved_check(target, resolved, credentials)
                 services.metrics.probes.labels(status=result.status).inc()
             else:
-                result = await services.checks.check(
-                    resolved, CheckMode(include_tools=include_tools, credentials=credentials)
-                )
+                mode = CheckMode(include_tools=include_tools, credentials=credentials)
+                result = await services.checks.check(resolved, mode, client=client, paid=paid)
         except TargetBusy as exc:
             services.metrics.limits_hit.labels(limit="target_busy").inc()
             raise ApiError("target_busy", exc.message, headers={"Retry-After": str(exc.retry_after)}) from exc

@@ -10,6 +10,12 @@ Policy:
 - Per target host, at most ``host_concurrency`` probes run at once across all instances, and
   at most one new probe starts per ``host_start_interval_s``. A check that cannot start within
   ``queue_budget_s`` raises :class:`TargetBusy` (the API answers 429 with ``Retry-After``).
+- Paid checks never wait behind free work (free-pool checks, badge probes and refreshes): the
+  two classes have their own turns (slots and start pace) per host, and share a probe only
+  within their class. So a host sees at most ``host_concurrency`` free and
+  ``host_concurrency`` paid probes at once.
+- Within a class, one client holds at most ``host_client_concurrency`` of a host's turns at
+  once: a client's own checks queue behind each other, not in front of everyone else's.
 """
 
 from __future__ import annotations
@@ -45,6 +51,19 @@ class CheckMode:
         return "light" if self.light else ("full+tools" if self.include_tools else "full")
 
 
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Whose turn a probe takes: the client's rate key and its class (paid or free)."""
+
+    client: str
+    paid: bool
+
+    @property
+    def klass(self) -> str:
+        """``paid`` or ``free``."""
+        return "paid" if self.paid else "free"
+
+
 ProbeFn = Callable[[ResolvedTarget, CheckMode], Awaitable[ProbeResult]]
 _POLL_S = 0.05
 
@@ -74,30 +93,34 @@ class CheckRunner:
         self.metrics = metrics
         self._running: dict[str, asyncio.Task[ProbeResult]] = {}
 
-    async def check(self, target: ResolvedTarget, mode: CheckMode | None = None) -> ProbeResult:
-        """A live result for ``target``, shared with concurrent checks of the same URL.
+    async def check(
+        self, target: ResolvedTarget, mode: CheckMode | None = None, *, client: str = "", paid: bool = False
+    ) -> ProbeResult:
+        """A live result for ``target``, shared with concurrent checks of the same URL and class.
 
         A full check's result is a :class:`~app.checks.model.CheckResult`; a credentialed one
-        is never shared (see the module docs).
+        is never shared (see the module docs). ``client`` is the asker's rate key (its share of
+        the host's turns), ``paid`` its class.
 
         Raises:
             TargetBusy: the host's turn did not come within the budget.
             ProbeFailed: the probe failed through our own fault.
         """
         mode = mode or CheckMode()
+        turn = Turn(client, paid)
         if mode.credentials is not None:
-            return await self._paced(target, mode, time.monotonic() + self.settings.queue_budget_s)
-        flight = key("flight", mode.flight, target.url.url)
+            return await self._paced(target, mode, turn, time.monotonic() + self.settings.queue_budget_s)
+        flight = key("flight", mode.flight, turn.klass, target.url.url)
         task = self._running.get(flight)
         if task is not None:
             self.metrics.joins.inc()
         else:
-            task = asyncio.create_task(self._lead(flight, target, mode))
+            task = asyncio.create_task(self._lead(flight, target, mode, turn))
             self._running[flight] = task
             task.add_done_callback(lambda _t: self._running.pop(flight, None))
         return await asyncio.shield(task)
 
-    async def _lead(self, flight: str, target: ResolvedTarget, mode: CheckMode) -> ProbeResult:
+    async def _lead(self, flight: str, target: ResolvedTarget, mode: CheckMode, turn: Turn) -> ProbeResult:
         budget = self.settings.light_probe_timeout_s if mode.light else self.settings.probe_timeout_s
         lock_ttl = budget + self.settings.queue_budget_s + 5
         deadline = time.monotonic() + self.settings.queue_budget_s
@@ -119,32 +142,41 @@ class CheckRunner:
                 raise TargetBusy(math.ceil(self.settings.queue_budget_s))
             await asyncio.sleep(_POLL_S)
         try:
-            result = await self._paced(target, mode, deadline)
+            result = await self._paced(target, mode, turn, deadline)
             payload = token + b"\n" + result.model_dump_json().encode()
             await self.store.set(flight + ":result", payload, 30)
             return result
         finally:
             await self.store.delete_if_equal(flight + ":lock", token)
 
-    async def _paced(self, target: ResolvedTarget, mode: CheckMode, deadline: float) -> ProbeResult:
+    async def _paced(self, target: ResolvedTarget, mode: CheckMode, turn: Turn, deadline: float) -> ProbeResult:
         host = target.url.host
-        slots, gate = key("host-slots", host), key("host-start", host)
-        token = secrets.token_hex(16)
         budget = self.settings.light_probe_timeout_s if mode.light else self.settings.probe_timeout_s
-        while not await self.store.acquire_slot(slots, token, self.settings.host_concurrency, budget + 5):
+        token = secrets.token_hex(16)
+        mine = key("host-client", host, turn.klass, turn.client)
+        slots, gate = key("host-slots", host, turn.klass), key("host-start", host, turn.klass)
+        await self._slot(mine, token, self.settings.host_client_concurrency, budget, deadline)
+        try:
+            await self._slot(slots, token, self.settings.host_concurrency, budget, deadline)
+            try:
+                interval = self.settings.host_start_interval_s
+                while interval > 0 and not await self.store.set_nx(gate, b"1", interval):
+                    if time.monotonic() > deadline:
+                        raise TargetBusy(math.ceil(interval))
+                    await asyncio.sleep(_POLL_S)
+                started = time.monotonic()
+                result = await self.probe(target, mode)
+                self.metrics.probes.labels(status=result.status).inc()
+                self.metrics.probe_seconds.observe(time.monotonic() - started)
+                return result
+            finally:
+                await self.store.release_slot(slots, token)
+        finally:
+            await self.store.release_slot(mine, token)
+
+    async def _slot(self, name: str, token: str, limit: int, budget: float, deadline: float) -> None:
+        """Take one of ``limit`` slots ``name``, waiting until ``deadline``."""
+        while not await self.store.acquire_slot(name, token, limit, budget + 5):
             if time.monotonic() > deadline:
                 raise TargetBusy(math.ceil(budget))
             await asyncio.sleep(_POLL_S)
-        try:
-            interval = self.settings.host_start_interval_s
-            while interval > 0 and not await self.store.set_nx(gate, b"1", interval):
-                if time.monotonic() > deadline:
-                    raise TargetBusy(math.ceil(interval))
-                await asyncio.sleep(_POLL_S)
-            started = time.monotonic()
-            result = await self.probe(target, mode)
-            self.metrics.probes.labels(status=result.status).inc()
-            self.metrics.probe_seconds.observe(time.monotonic() - started)
-            return result
-        finally:
-            await self.store.release_slot(slots, token)

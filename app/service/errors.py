@@ -44,6 +44,7 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "target_busy": (429, "The target host already has its share of probes running; see Retry-After."),
     "probe_internal_error": (500, "The check failed through a fault of mcp-sonde; nothing was charged."),
     "resolver_busy": (503, "Every host lookup slot is taken; try again shortly (see Retry-After)."),
+    "client_lookups_busy": (429, "This client already has its share of host lookups running; see Retry-After."),
     "internal_error": (500, "mcp-sonde failed through a fault of its own; nothing was charged."),
     "http_error": (400, "The request could not be served as sent."),
     "not_found": (404, "No such route."),

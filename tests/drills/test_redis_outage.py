@@ -53,6 +53,7 @@ def test_no_5xx_while_redis_is_down_and_recovery(
             free_pool_size=100_000,
             free_pool_per_ip=100_000,
             host_concurrency=50,
+            host_client_concurrency=50,
         ) as base:
             workers = [threading.Thread(target=load, args=(base, n)) for n in range(8)]
             for worker in workers:

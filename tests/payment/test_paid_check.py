@@ -266,9 +266,10 @@ def test_settlement_failure_withholds_the_result(paid_service: PaidService, chai
 def test_probe_failure_of_ours_releases_the_payment(
     paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str]
 ) -> None:
-    """A check refused after payment (429: the host is busy) is not charged; the payment works later."""
+    """A check refused after payment (429: the host's paid turns are taken) is not charged; the payment works later."""
     with paid_service(queue_budget_s=0.3, host_concurrency=1) as base:
         signature = payment_for(base, chain, target)
+        blocking = payment_for(base, chain, target)
         import threading
 
         hold = threading.Event()
@@ -279,11 +280,7 @@ def test_probe_failure_of_ours_releases_the_payment(
             hold.wait(3)
             inner(request, conn)
 
-        blocker = threading.Thread(
-            target=lambda: httpx2.post(
-                f"{base}/v1/mcp/check", json={"url": raw.url("/slow")}, headers={"X-Free-Pool": "1"}, timeout=30
-            )
-        )
+        blocker = threading.Thread(target=lambda: paid_post(base, {"url": raw.url("/slow")}, blocking))
         blocker.start()
         time.sleep(0.3)
         busy = paid_post(base, target, signature)
@@ -292,7 +289,42 @@ def test_probe_failure_of_ours_releases_the_payment(
         later = paid_post(base, target, signature)
     assert (busy.status_code, busy.json()["reason"]) == (429, "target_busy")
     assert later.status_code == 200
-    assert chain.balance(chain.payer) == START_BALANCE - PRICE and len(settled_transfers(chain)) == 1
+    assert chain.balance(chain.payer) == START_BALANCE - 2 * PRICE and len(settled_transfers(chain)) == 2
+
+
+def test_paid_check_never_waits_behind_free_work(
+    paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str]
+) -> None:
+    """Free checks from two clients hold every turn at the host: a paid check still starts at once."""
+    import threading
+
+    hold = threading.Event()
+    inner = MiniMcp()
+
+    @raw.route("/slow")
+    def slow(request: Request, conn: socket.socket) -> None:
+        hold.wait(5)
+        inner(request, conn)
+
+    with paid_service(queue_budget_s=2, host_concurrency=2, trusted_proxies=["127.0.0.1"]) as base:
+        signature = payment_for(base, chain, target)
+
+        def free(client: str, n: int) -> None:
+            headers = {"X-Free-Pool": "1", "X-Forwarded-For": client}
+            httpx2.post(f"{base}/v1/mcp/check", json={"url": raw.url(f"/slow?n={n}")}, headers=headers, timeout=30)
+
+        blockers = [threading.Thread(target=free, args=(f"203.0.113.{n % 2 + 1}", n)) for n in range(6)]
+        for blocker in blockers:
+            blocker.start()
+        time.sleep(0.5)
+        started = time.monotonic()
+        paid = paid_post(base, target, signature)
+        took = time.monotonic() - started
+        hold.set()
+        for blocker in blockers:
+            blocker.join()
+    assert paid.status_code == 200 and paid.json()["status"] == "ok"
+    assert took < 1.5  # not queued behind the free probes (they hold the host for 5 s)
 
 
 def test_garbage_payment_header(paid_service: PaidService, chain: Chain, target: dict[str, str]) -> None:

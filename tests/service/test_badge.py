@@ -239,7 +239,7 @@ def _seed(shared: dict[str, str], url: str, entry: dict[str, object]) -> None:
     async def seed() -> None:
         store = RedisStore(shared["redis_url"], namespace=shared["redis_namespace"])
         target = check_url(url, allow_private=True)
-        await store.set(key("badge", target.url), json.dumps(entry).encode(), 600)
+        await store.set(key("badge", target.url), json.dumps(entry).encode(), 3600)
         await store.aclose()
 
     anyio.run(seed)
@@ -341,3 +341,79 @@ def test_a_refused_stale_refresh_is_one_log_line_not_a_traceback(
     assert refusals and all(r.exc_info is None for r in refusals)
     assert all("address_" in r.getMessage() or "refused" in r.getMessage() for r in refusals), refusals
     assert len(resolver.queries) <= len(refusals)
+
+
+def test_stale_hits_on_two_instances_make_one_refresh_and_one_lookup(service: Service, raw: RawServer) -> None:
+    """200 stale hits spread over two instances sharing Redis: one refresh, one host lookup."""
+    import ipaddress
+
+    from tests.servers.network import FixedResolver
+
+    raw.routes["/mcp"] = MiniMcp()
+    url = f"http://badge-host.test:{raw.port}/mcp"
+    resolver = FixedResolver({"badge-host.test": [ipaddress.ip_address("127.0.0.1")]})
+    shared = {"redis_url": shared_redis_url(), "redis_namespace": f"test-{uuid.uuid4().hex[:12]}:"}
+    _seed(shared, url, STALE_UNREACHABLE | {"fresh_until": time.time() - 1})
+    with service(resolver=resolver, **shared) as one, service(resolver=resolver, **shared) as two:
+
+        async def hits() -> list[str]:
+            async with httpx2.AsyncClient(timeout=30) as client:
+                answers: list[str] = []
+                for _ in range(10):
+                    batch = [client.get(f"{base}/badge/mcp", params={"url": url}) for base in (one, two) * 10]
+                    answers += [r.headers["x-badge-state"] for r in await _gather(batch)]
+                    await anyio.sleep(0.05)
+                return answers
+
+        states = anyio.run(hits)
+        deadline = time.monotonic() + 5
+        while badge(one, url).headers["x-badge-state"] != "ok":
+            assert time.monotonic() < deadline, "the refresh never landed"
+            time.sleep(0.05)
+    assert len(states) == 200 and states[0] == "unreachable"
+    assert resolver.queries == ["badge-host.test"] and handshakes(raw) == 1
+
+
+def test_a_result_older_than_twice_its_ttl_shows_its_age_in_grey(service: Service) -> None:
+    """A green entry whose refreshes keep failing is never shown green past twice the TTL."""
+    import ipaddress
+
+    from tests.servers.network import FixedResolver
+
+    url = "https://aged.example.com/mcp"
+    resolver = FixedResolver({"aged.example.com": [ipaddress.ip_address("10.0.0.1")]})  # refused now
+    shared = {"redis_url": shared_redis_url(), "redis_namespace": f"test-{uuid.uuid4().hex[:12]}:"}
+    checked = time.time() - 3 * 600
+    entry = {"state": "ok", "message": "live · checked 2026-11-01", "color": "brightgreen", "checked": checked}
+    _seed(shared, url, entry | {"modified": "Sun, 01 Nov 2026 00:00:00 GMT", "fresh_until": checked + 600})
+    with service(resolver=resolver, badge_ttl_s=600, allow_private=False, **shared) as base:
+        svg, endpoint = badge(base, url), badge(base, url, ".json")
+    day = time.strftime("%Y-%m-%d", time.gmtime(checked))
+    assert svg.status_code == 200 and svg.headers["x-badge-state"] == "aged"
+    assert f"last checked {day}" in svg.text and "#939393" in svg.text and "live" not in svg.text
+    assert endpoint.json() | {"cacheSeconds": 0} == {
+        "schemaVersion": 1,
+        "label": "MCP",
+        "message": f"last checked {day}",
+        "color": "lightgrey",
+        "isError": False,
+        "cacheSeconds": 0,
+    }
+
+
+def test_last_modified_is_never_later_than_date(service: Service, raw: RawServer) -> None:
+    """Neither a fresh probe (the server's Date clock ticks once a second) nor an entry written by
+    an instance whose clock runs ahead gives a Last-Modified later than Date."""
+    from email.utils import parsedate_to_datetime
+
+    raw.routes["/mcp"] = MiniMcp()
+    ahead = f"{raw.url('/mcp')}?ahead=1"
+    shared = {"redis_url": shared_redis_url(), "redis_namespace": f"test-{uuid.uuid4().hex[:12]}:"}
+    future = time.time() + 3600
+    entry = {"state": "ok", "message": "live", "color": "brightgreen", "checked": future}
+    _seed(shared, ahead, entry | {"modified": "Mon, 30 Nov 2026 00:00:00 GMT", "fresh_until": future})
+    with service(**shared) as base:
+        answers = [badge(base, raw.url(f"/mcp?n={n}")) for n in range(5)] + [badge(base, ahead), badge(base, ahead)]
+    for answer in answers:
+        modified = parsedate_to_datetime(answer.headers["last-modified"])
+        assert modified <= parsedate_to_datetime(answer.headers["date"]), answer.headers

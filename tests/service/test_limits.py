@@ -97,7 +97,7 @@ def test_at_most_two_probes_per_host_at_once(service: Service, raw: RawServer) -
                     group.start_soon(one, i)
             return responses
 
-    with service(host_concurrency=2, queue_budget_s=10) as base:
+    with service(host_concurrency=2, host_client_concurrency=2, queue_budget_s=10) as base:
         codes = anyio.run(burst, base)
     assert codes == [200] * 6
     assert peak == 2
@@ -123,7 +123,7 @@ def test_new_probes_per_host_start_at_most_once_a_second(service: Service, raw: 
                 for i in range(3):
                     group.start_soon(one, i)
 
-    with service(host_start_interval_s=1.0, host_concurrency=5, queue_budget_s=10) as base:
+    with service(host_start_interval_s=1.0, host_concurrency=5, host_client_concurrency=5, queue_budget_s=10) as base:
         anyio.run(burst, base)
     starts.sort()
     assert len(starts) == 3

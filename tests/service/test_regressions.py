@@ -16,6 +16,7 @@ import httpx2
 import pytest
 
 from app.guard import IPAddress, ResolutionFailed
+from app.guard.shares import LookupShares
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
 from tests.service.conftest import Service
@@ -26,7 +27,7 @@ FREE = {"X-Free-Pool": "1"}
 def test_lookup_threads_are_bounded_and_busy_is_not_charged(service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
     import app.guard.resolver as resolver_module
 
-    monkeypatch.setattr(resolver_module, "_slots", threading.BoundedSemaphore(1))
+    monkeypatch.setattr(resolver_module, "_shares", LookupShares(total=1, paid_reserve=0, client_share=1))
     real = socket.getaddrinfo
     release = threading.Event()
 
