@@ -101,6 +101,11 @@ class Settings(BaseSettings):
     )
     free_pool_header: str = Field(default="X-Free-Pool", description="Header that asks for a free-pool check.")
     free_pool_size: int = Field(default=1000, ge=0, description="Free checks per UTC day, all clients together.")
+    free_pool_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins (scheme://host[:port]) whose pages may draw on the free pool; "
+        "this service's own origin always may.",
+    )
     free_pool_per_ip: int = Field(default=20, ge=0, description="Free checks per client IP per UTC day.")
     host_concurrency: int = Field(default=2, ge=1, le=100, description="Probes running at once per target host.")
     host_client_concurrency: int = Field(

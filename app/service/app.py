@@ -10,7 +10,6 @@ import httpcore2
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -20,6 +19,7 @@ from app.logs import flush_all
 from app.service import badge, routes
 from app.service.accesslog import AccessLog, AccessLogger
 from app.service.badge_hits import BadgeHits
+from app.service.cors import Cors
 from app.service.errors import ApiError
 from app.service.mcp_tool import build_mcp_server, mcp_route
 from app.service.problems import handle_api_error, problem_page, problem_response
@@ -27,18 +27,6 @@ from app.service.services import build_services
 from app.settings import Settings, get_settings
 
 logger = logging.getLogger("mcp_sonde.service")
-
-#: Response headers browsers may read (x402 clients in a page need the payment headers).
-EXPOSED_HEADERS = [
-    "PAYMENT-REQUIRED",
-    "PAYMENT-RESPONSE",
-    "X-Free-Pool-Remaining",
-    "X-RateLimit-Limit",
-    "X-RateLimit-Remaining",
-    "X-RateLimit-Reset",
-    "Retry-After",
-]
-
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
@@ -104,22 +92,7 @@ def create_app(
         middleware=[
             Middleware(BadgeHits, badges=badges, access=AccessLogger(paths)),
             Middleware(AccessLog, paths=paths),
-            Middleware(
-                CORSMiddleware,
-                allow_origins=["*"],
-                allow_methods=["GET", "POST", "DELETE"],
-                allow_headers=[
-                    "content-type",
-                    "payment-signature",
-                    settings.free_pool_header,
-                    "mcp-protocol-version",
-                    "mcp-session-id",
-                    "mcp-method",
-                    "mcp-name",
-                ],
-                expose_headers=EXPOSED_HEADERS,
-                max_age=600,
-            ),
+            Middleware(Cors, settings=settings),
         ],
         exception_handlers={ApiError: handle_api_error, HTTPException: _http_error, Exception: _unexpected},
         lifespan=lifespan,

@@ -39,6 +39,7 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "settlement_failed": (402, "Settlement failed; the result is withheld and nothing was charged."),
     "facilitator_unavailable": (503, "The payment facilitator is unavailable; nothing was charged."),
     "settlement_unknown": (503, "The settlement outcome is unknown; send the same payment again for the result."),
+    "free_pool_origin_refused": (403, "Pages on this Origin may not draw on the free pool; pay with x402."),
     "free_pool_exhausted": (402, "Today's free pool, or this client's share of it, is used up."),
     "rate_limited": (429, "Too many requests from this client; see Retry-After."),
     "target_busy": (429, "The target host already has its share of probes running; see Retry-After."),

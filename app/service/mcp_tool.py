@@ -173,7 +173,7 @@ def build_mcp_server(services: Services) -> MCPServer:
                 url,
                 client=client,
                 payment=payment,
-                free=http is not None and asks_free_pool(http.headers, settings.free_pool_header),
+                free=http is not None and asks_free_pool(http.headers, settings),
             )
         except ApiError as exc:
             return tool_error(for_tool(exc, settings.price_usd, settings.free_pool_header), settings.public_base_url)

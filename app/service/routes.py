@@ -14,8 +14,10 @@ from app.payment import payment_required
 from app.service.body import read_check_request
 from app.service.checkflow import run_check
 from app.service.clientip import client_ip, rate_key
+from app.service.cors import origin_may_draw
 from app.service.errors import ApiError
 from app.service.services import Services
+from app.settings import Settings
 
 
 def services_of(request: Request) -> Services:
@@ -54,16 +56,25 @@ async def _checked(request: Request, services: Services, client: str) -> Respons
         body.url,
         client=client,
         payment=request.headers.get("payment-signature"),
-        free=asks_free_pool(request.headers, settings.free_pool_header),
+        free=asks_free_pool(request.headers, settings),
         credentials=body.credentials(),
         include_tools=body.include_tools,
     )
     return Response(served.payload, media_type="application/json", headers=served.headers())
 
 
-def asks_free_pool(headers: Mapping[str, str], name: str) -> bool:
-    """The request asks for a free-pool draw: header ``name`` is ``1``."""
-    return headers.get(name, "").strip() == "1"
+def asks_free_pool(headers: Mapping[str, str], settings: Settings) -> bool:
+    """The request asks for a free-pool draw: the free-pool header is ``1``.
+
+    Raises:
+        ApiError: 403 ``free_pool_origin_refused`` when a browser page on an origin that may
+            not draw asks (:mod:`app.service.cors`).
+    """
+    if headers.get(settings.free_pool_header, "").strip() != "1":
+        return False
+    if not origin_may_draw(headers, settings):
+        raise ApiError("free_pool_origin_refused", "pages on this origin may not draw on the free pool")
+    return True
 
 
 async def check_catalogue(request: Request) -> Response:
