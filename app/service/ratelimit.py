@@ -4,6 +4,12 @@ Policy: a moving window per client key (IP, or IPv6 /64) on Redis when configure
 instance counts together; while Redis fails, an in-process window takes over (a circuit
 breaker, as for the store), so limits still hold per instance and the service keeps answering.
 
+Every answer states the client's window twice: as ``X-RateLimit-Limit``, ``-Remaining`` and
+``-Reset`` (seconds), which clients know today, and as the IETF fields of
+draft-ietf-httpapi-ratelimit-headers (section 3 ``RateLimit-Policy``: the quota ``q`` per
+window ``w`` seconds; section 4 ``RateLimit``: ``r`` left, ``t`` seconds to reset), each an
+RFC 9651 structured field list of one item named after the limited route.
+
 slowapi's decorators are not used: slowapi calls the synchronous ``limits`` client from inside
 async handlers, so a slow or hung Redis would block the event loop; its engine (``limits``)
 is used directly here, through its asyncio storage.
@@ -38,19 +44,25 @@ class Decision:
         limit: requests allowed per window.
         remaining: requests left in the window.
         reset_s: seconds until the window has room again.
+        policy: the policy's name (a token: the limited route's namespace).
+        window_s: the window's length, seconds.
     """
 
     allowed: bool
     limit: int
     remaining: int
     reset_s: int
+    policy: str = "check"
+    window_s: int = 60
 
     def headers(self) -> dict[str, str]:
-        """``X-RateLimit-*`` headers, plus ``Retry-After`` when refused."""
+        """``X-RateLimit-*``, ``RateLimit-Policy`` and ``RateLimit``, plus ``Retry-After`` when refused."""
         headers = {
             "X-RateLimit-Limit": str(self.limit),
             "X-RateLimit-Remaining": str(self.remaining),
             "X-RateLimit-Reset": str(self.reset_s),
+            "RateLimit-Policy": f'"{self.policy}";q={self.limit};w={self.window_s}',
+            "RateLimit": f'"{self.policy}";r={self.remaining};t={self.reset_s}',
         }
         if not self.allowed:
             headers["Retry-After"] = str(max(1, self.reset_s))
@@ -111,7 +123,8 @@ class RateLimiter:
         allowed = await limiter.hit(self.item, self.namespace, client)
         stats = await limiter.get_window_stats(self.item, self.namespace, client)
         reset_s = max(0, math.ceil(stats.reset_time - time.time()))
-        return Decision(allowed, self.item.amount, max(0, stats.remaining), reset_s)
+        window = int(self.item.get_expiry())
+        return Decision(allowed, self.item.amount, max(0, stats.remaining), reset_s, self.namespace, window)
 
     async def aclose(self) -> None:
         """Close the shared storage's connections."""

@@ -31,6 +31,20 @@ def test_client_rate_limit(service: Service) -> None:
     assert [r.headers["x-ratelimit-remaining"] for r in responses[:3]] == ["2", "1", "0"]
 
 
+def test_ietf_ratelimit_fields_beside_the_x_headers(service: Service) -> None:
+    """draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy (q per w seconds) and RateLimit (r left, t to reset)."""
+    import re
+
+    with service(rate_limit="3/minute") as base:
+        responses = [httpx2.post(f"{base}/v1/mcp/check", json=BODY) for _ in range(4)]
+    assert {r.headers["ratelimit-policy"] for r in responses} == {'"check";q=3;w=60'}
+    fields = [re.fullmatch(r'"check";r=(\d+);t=(\d+)', r.headers["ratelimit"]) for r in responses]
+    assert all(fields), [r.headers["ratelimit"] for r in responses]
+    assert [int(f[1]) for f in fields if f] == [2, 1, 0, 0]
+    for field, response in zip(fields, responses, strict=True):
+        assert field and 0 <= int(field[2]) <= 60 and field[2] == response.headers["x-ratelimit-reset"]
+
+
 def test_forwarded_for_is_ignored_from_untrusted_peers(service: Service) -> None:
     with service(rate_limit="2/minute") as base:
         codes = [
