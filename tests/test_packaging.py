@@ -1,0 +1,61 @@
+"""What the package ships and says about itself: typed packages, their data, the licence.
+
+The wheel is built from a copy of the sources with the build backend of the test extras, so
+the test needs no download.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import app
+
+ROOT = Path(__file__).resolve().parent.parent
+#: What a wheel is built from.
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "app", "badges")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
+    """The wheel built from a copy of the sources, offline (the build backend comes from the lock)."""
+    source = tmp_path_factory.mktemp("source")
+    for name in SOURCES:
+        origin = ROOT / name
+        if origin.is_dir():
+            shutil.copytree(origin, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(origin, source / name)
+    out = tmp_path_factory.mktemp("wheel")
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index"]
+    subprocess.run([*command, "--quiet", "-w", str(out), str(source)], check=True, timeout=110)
+    (built,) = out.glob("mcp_sonde-*.whl")
+    return zipfile.ZipFile(built)
+
+
+def test_wheel_ships_every_file_of_the_packages(wheel: zipfile.ZipFile) -> None:
+    shipped = set(wheel.namelist())
+    wanted = {
+        path.relative_to(ROOT).as_posix()
+        for package in ("app", "badges")
+        for path in (ROOT / package).rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    assert {"app/py.typed", "badges/py.typed", "badges/data/verdana-11px-normal.json"} <= wanted
+    assert sorted(wanted - shipped) == []
+
+
+def test_wheel_metadata_has_the_version_and_the_licence_expression(wheel: zipfile.ZipFile) -> None:
+    info = f"mcp_sonde-{app.__version__}.dist-info"
+    headers = wheel.read(f"{info}/METADATA").decode().split("\n\n", 1)[0]  # the README follows
+    assert re.search(rf"^Version: {re.escape(app.__version__)}$", headers, flags=re.MULTILINE)
+    assert re.search(r"^License-Expression: MIT$", headers, flags=re.MULTILINE)
+    assert not re.search(r"^(License:|Classifier: License ::)", headers, flags=re.MULTILINE)
+    assert wheel.read(f"{info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
+    assert b"2026 The mcp-sonde authors" in (ROOT / "LICENSE").read_bytes()
