@@ -1,4 +1,4 @@
-"""What the package ships and says about itself: typed packages, their data, the licence.
+"""What the package ships and says about itself: one version, typed packages, their data, the licence.
 
 The wheel is built from a copy of the sources with the build backend of the test extras, so
 the test needs no download.
@@ -6,20 +6,44 @@ the test needs no download.
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
+import httpx2
 import pytest
+import yaml
 
 import app
+from tests.conftest import Service
 
 ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 #: What a wheel is built from.
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "app", "badges")
+
+
+def test_one_version_in_metadata_cli_and_served_openapi(service: Service, tmp_path: Path) -> None:
+    stale = yaml.safe_load((ROOT / "app/service/openapi.yaml").read_text())
+    stale["info"]["version"] = "0.0.0-stale"
+    path = tmp_path / "openapi.yaml"
+    path.write_text(yaml.safe_dump(stale))
+    with service(openapi_path=str(path)) as base:
+        served = httpx2.get(f"{base}/openapi.json").json()["info"]["version"]
+    cli = subprocess.run([sys.executable, "-m", "app", "--version"], capture_output=True, text=True, check=True)
+    metadata = importlib.metadata.version("mcp-sonde")
+    assert (served, cli.stdout.strip(), metadata) == (app.__version__, f"mcp-sonde {app.__version__}", app.__version__)
+
+
+def test_version_is_read_from_the_package_by_setuptools() -> None:
+    assert "version" not in PYPROJECT["project"]
+    assert PYPROJECT["project"]["dynamic"] == ["version"]
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "app.__version__"}
 
 
 @pytest.fixture(scope="module")
