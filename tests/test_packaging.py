@@ -1,7 +1,8 @@
-"""What the package ships and says about itself: one version, typed packages, their data, the licence.
+"""What the package ships and says about itself: one version, typed packages, data, licence, locks.
 
-The wheel is built from a copy of the sources with the build backend of the test extras, so
-the test needs no download.
+The lock files are ``scripts/lock``'s output (``uv pip compile --generate-hashes``): every
+pin of ``pyproject.toml`` must be in them at the same version, so a pin changed without
+re-locking fails here rather than in an install that quietly takes the old version.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 import httpx2
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 import app
 from tests.conftest import Service
@@ -26,6 +29,33 @@ ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 #: What a wheel is built from.
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "app", "badges")
+LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
+
+
+def pins(requirements: list[str]) -> dict[str, str]:
+    """``name -> version`` of each ``==`` pin (the project's own extras are not pins)."""
+    found: dict[str, str] = {}
+    for text in requirements:
+        requirement = Requirement(text)
+        specifiers = list(requirement.specifier)
+        if canonicalize_name(requirement.name) == "mcp-sonde":
+            continue
+        assert len(specifiers) == 1 and specifiers[0].operator == "==", f"not an exact pin: {text}"
+        found[canonicalize_name(requirement.name)] = specifiers[0].version
+    return found
+
+
+def locked(path: Path) -> dict[str, set[str]]:
+    """``name -> versions`` in a lock file; each entry must carry at least one sha256 hash."""
+    entries: dict[str, set[str]] = {}
+    blocks = re.split(r"\n(?=[A-Za-z0-9])", path.read_text())
+    for block in blocks:
+        match = LOCK_LINE.match(block)
+        if match is None:
+            continue
+        assert re.search(r"--hash=sha256:[0-9a-f]{64}", block), f"{path.name}: no hash for {match.group(1)}"
+        entries.setdefault(canonicalize_name(match.group(1)), set()).add(match.group(2))
+    return entries
 
 
 def test_one_version_in_metadata_cli_and_served_openapi(service: Service, tmp_path: Path) -> None:
@@ -83,3 +113,18 @@ def test_wheel_metadata_has_the_version_and_the_licence_expression(wheel: zipfil
     assert not re.search(r"^(License:|Classifier: License ::)", headers, flags=re.MULTILINE)
     assert wheel.read(f"{info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
     assert b"2026 The mcp-sonde authors" in (ROOT / "LICENSE").read_bytes()
+
+
+def test_lock_files_hold_every_pin_at_its_version() -> None:
+    project = PYPROJECT["project"]
+    runtime = pins(project["dependencies"])
+    extras = {name: pins(requirements) for name, requirements in project["optional-dependencies"].items()}
+    lock, dev_lock = locked(ROOT / "requirements.lock"), locked(ROOT / "requirements-dev.lock")
+    expected = [("requirements.lock", name, version) for name, version in runtime.items()]
+    for extra in ("test", "dev"):
+        for name, version in (runtime | extras[extra]).items():
+            expected.append(("requirements-dev.lock", name, version))
+    files = {"requirements.lock": lock, "requirements-dev.lock": dev_lock}
+    wrong = [(file, name, version, files[file].get(name)) for file, name, version in expected]
+    assert [row for row in wrong if row[3] != {row[2]}] == []
+    assert set(extras["otel"].items()) <= set(extras["test"].items())  # so the dev lock has them too
