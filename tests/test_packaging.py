@@ -27,7 +27,7 @@ from tests.conftest import Service
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-#: What a wheel is built from.
+#: What a wheel is built from (the Dockerfile copies the same).
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "app", "badges")
 LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 
