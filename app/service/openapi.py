@@ -3,7 +3,9 @@
 The document in the repository is the contract; at start-up the service reads it once and sets
 the free-pool figures (``x-free-pool``), the header name, the server URL and the live payment
 options (``x-payment-info`` of the check operation) from the settings,
-so what clients read always states the deployment's real limits.
+so what clients read always states the deployment's real limits. ``info.version`` is the running
+package's (:data:`app.__version__`, the one version source, which setuptools reads into the
+package metadata), so a release never serves the number of the one before.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from app import __version__
 from app.payment.requirements import CHECK_PATH, payment_requirements
 from app.settings import Settings
 
@@ -31,7 +34,9 @@ def load_document(settings: Settings) -> dict[str, Any]:
     document: dict[str, Any] = yaml.safe_load(path.read_text())
     live = copy.deepcopy(document)
     live["servers"] = [{"url": settings.public_base_url}]
-    live.setdefault("info", {})["x-free-pool"] = {
+    info = live.setdefault("info", {})
+    info["version"] = __version__
+    info["x-free-pool"] = {
         "header": settings.free_pool_header,
         "checks_per_day": settings.free_pool_size,
         "checks_per_client_per_day": settings.free_pool_per_ip,

@@ -2,7 +2,8 @@
 
 mcp-sonde runs as ``mcp-sonde serve`` in its own process so its resident memory is measured
 alone (``VmRSS``, after a warm-up and at the end). ``MCP_SONDE_SOAK_S`` shortens or lengthens
-the run (default 60 s).
+the run (default 60 s). Marked ``soak``: the default run leaves it out, ``scripts/test -m soak``
+runs it (``.ci/run`` does, after the default run).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
 from tests.servers.sdk_apps import build_app
 from tests.servers.uvicorn_thread import serve
+
+pytestmark = pytest.mark.soak
 
 CLIENTS = 200
 

@@ -1,0 +1,99 @@
+"""The Dockerfile's shape, read with ``dockerfile-parse`` (no Docker engine runs the tests).
+
+Two stages: a builder that installs ``requirements.lock`` with ``--require-hashes`` (wheels
+only) and then the project without dependencies into one venv, and a runtime stage that copies
+that venv alone, installs no compiler, keeps cairo and the DejaVu face for PNG badges, runs as
+a non-root user and keeps the health check, entry point and command. ``.dockerignore`` lets
+in exactly what the COPY lines name.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dockerfile_parse import DockerfileParser
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPILERS = {"gcc", "g++", "cc", "c++", "clang", "make", "build-essential", "cpp", "python3-dev"}
+
+
+def stages() -> list[list[dict[str, Any]]]:
+    """The Dockerfile's instructions, one list per ``FROM`` (comments left out)."""
+    found: list[list[dict[str, Any]]] = []
+    for instruction in DockerfileParser(str(ROOT / "Dockerfile")).structure:
+        if instruction["instruction"] == "FROM":
+            found.append([])
+        if instruction["instruction"] != "COMMENT":
+            found[-1].append(instruction)
+    return found
+
+
+def values(stage: list[dict[str, Any]], name: str) -> list[str]:
+    return [instruction["value"] for instruction in stage if instruction["instruction"] == name]
+
+
+def words(stage: list[dict[str, Any]]) -> list[str]:
+    """Every word of the stage's RUN lines."""
+    return [word for line in values(stage, "RUN") for word in shlex.split(line)]
+
+
+@pytest.fixture(scope="module")
+def builder() -> list[dict[str, Any]]:
+    return stages()[0]
+
+
+@pytest.fixture(scope="module")
+def runtime() -> list[dict[str, Any]]:
+    return stages()[-1]
+
+
+def test_two_stages_on_the_slim_python_image() -> None:
+    bases = [values(stage, "FROM")[0] for stage in stages()]
+    assert bases == ["python:3.11-slim AS builder", "python:3.11-slim AS runtime"]
+
+
+def test_builder_installs_the_lock_with_hashes_then_the_project_alone(builder: list[dict[str, Any]]) -> None:
+    runs = values(builder, "RUN")
+    locked = [line for line in runs if "-r requirements.lock" in line]
+    assert len(locked) == 1 and "--require-hashes" in locked[0] and "--only-binary :all:" in locked[0]
+    project = [line for line in runs if line.rstrip().endswith("install --no-deps .")]
+    assert len(project) == 1 and runs.index(locked[0]) < runs.index(project[0])
+    assert "requirements.lock ./" in values(builder, "COPY")
+
+
+def test_runtime_copies_the_venv_alone_and_installs_no_compiler(runtime: list[dict[str, Any]]) -> None:
+    assert values(runtime, "COPY") == ["--from=builder /opt/venv /opt/venv"]
+    run = words(runtime)
+    start = run.index("install")
+    packages = {word for word in run[start + 1 : run.index("&&", start)] if not word.startswith("-")}
+    assert packages == {"libcairo2", "fonts-dejavu-core"}
+    assert COMPILERS.isdisjoint(run)
+    assert not [word for word in run if word.endswith("-dev")]
+
+
+def test_runtime_runs_as_a_system_user_with_health_check_and_entry_point(runtime: list[dict[str, Any]]) -> None:
+    (user,) = values(runtime, "USER")
+    assert user not in {"root", "0"} and not user.startswith(("root:", "0:"))
+    run = words(runtime)
+    created = run.index("useradd")
+    assert user in run[created:]
+    uid = run[run.index("--uid", created) + 1]
+    assert int(uid) >= 1000
+    (health,) = values(runtime, "HEALTHCHECK")
+    assert "/healthz" in health
+    assert [json.loads(v) for v in values(runtime, "ENTRYPOINT")] == [["mcp-sonde"]]
+    assert [json.loads(v) for v in values(runtime, "CMD")] == [["serve"]]
+
+
+def test_dockerignore_lets_in_exactly_what_the_builder_copies(builder: list[dict[str, Any]]) -> None:
+    lines = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()]
+    patterns = [line for line in lines if line and not line.startswith("#")]
+    assert patterns[0] == "*"
+    allowed = {pattern[1:].rstrip("/") for pattern in patterns if pattern.startswith("!")}
+    copied = {source for value in values(builder, "COPY") for source in shlex.split(value)[:-1]}
+    assert copied == allowed
+    assert all((ROOT / source).exists() for source in copied)
