@@ -11,4 +11,4 @@ and ``mcp-sonde --version``, the MCP tool's server info and the served OpenAPI d
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
