@@ -5,7 +5,9 @@ Policy (x402 v2, scheme ``exact`` with EIP-3009):
 1. Decode ``PAYMENT-SIGNATURE`` (malformed: 400 ``invalid_payment``); its ``accepted`` must
    equal one of our requirements (else 402 ``payment_mismatch``).
 2. Verify with the facilitator against *our* requirement (not the client's copy). Invalid:
-   402 with the facilitator's reason. Facilitator down: 503, nothing charged.
+   402 with the facilitator's reason. Facilitator down: 503, nothing charged; a facilitator
+   whose ``/supported`` lacks the option: 503 ``facilitator_unsupported``
+   (:mod:`app.payment.supported`).
 3. Lock the authorization in the store, keyed on network, asset, payer and EIP-3009 nonce,
    never on the signature (ECDSA signatures are malleable: a second valid signature for the
    same authorization exists). A lock held by a check in progress: 409 ``payment_in_use``; by
@@ -37,6 +39,7 @@ from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse
 from app import jsonsafe
 from app.payment.facilitator import Facilitator, FacilitatorUnavailable
 from app.payment.requirements import matching_requirement, payment_required, payment_requirements
+from app.payment.supported import FacilitatorUnsupported, SupportCheck
 from app.service.errors import ApiError
 from app.settings import Settings
 from app.store import Store, key
@@ -83,6 +86,7 @@ class PaymentGate:
         self.facilitator = facilitator
         self.store = store
         self.requirements = payment_requirements(settings)
+        self.support = SupportCheck(facilitator, self.requirements, settings.facilitator_url)
 
     @property
     def enabled(self) -> bool:
@@ -139,7 +143,8 @@ class PaymentGate:
         already decoded payload (the MCP tool's ``_meta["x402/payment"]``).
 
         Raises:
-            ApiError: 400/402/409 (see the module docs), or 503 ``facilitator_unavailable``.
+            ApiError: 400/402/409 (see the module docs), or 503 ``facilitator_unavailable`` /
+                ``facilitator_unsupported``.
         """
         if not self.enabled:
             raise self.required("payment_required", "paid checks are not configured here; use the free pool")
@@ -150,6 +155,12 @@ class PaymentGate:
         authorization = payload.payload["authorization"]
         payer, nonce = authorization["from"].lower(), authorization["nonce"].lower()
         lock = key("payment", requirement.network, requirement.asset.lower(), payer, nonce)
+        try:
+            await self.support.refuse_unsupported(requirement)
+        except FacilitatorUnsupported as exc:
+            (kind,) = exc.missing
+            message = f"the payment facilitator does not support {kind} at the moment; nothing was charged"
+            raise ApiError(exc.reason, message, 503, headers={"Retry-After": "60"}) from exc
         state = await self.store.get(lock)
         if state == _SETTLED:
             raise self.required("payment_already_used", "this payment has already bought a check")

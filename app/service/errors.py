@@ -38,6 +38,10 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "payment_in_use": (409, "This payment is buying another check right now."),
     "settlement_failed": (402, "Settlement failed; the result is withheld and nothing was charged."),
     "facilitator_unavailable": (503, "The payment facilitator is unavailable; nothing was charged."),
+    "facilitator_unsupported": (
+        503,
+        "The payment facilitator does not support this payment option (its /supported); nothing was charged.",
+    ),
     "settlement_unknown": (503, "The settlement outcome is unknown; send the same payment again for the result."),
     "free_pool_exhausted": (402, "Today's free pool, or this client's share of it, is used up."),
     "rate_limited": (429, "Too many requests from this client; see Retry-After."),

@@ -81,13 +81,19 @@ def new_chain() -> Chain:
 
 
 def facilitator_app(chain: Chain) -> Starlette:
-    """A facilitator service (x402 v2 API) over the x402 package's own verifier and settler."""
+    """A facilitator service (x402 v2 API) over the x402 package's own verifier and settler.
+
+    ``GET /supported`` answers the real facilitator's kinds, unless ``chain.state["supported"]``
+    says otherwise (read at each call): a list of kinds to answer instead, or an HTTP status to
+    answer with no body. ``chain.state["supported_calls"]`` counts the calls.
+    """
     signer = FacilitatorWeb3Signer(private_key=chain.facilitator_key.key.hex(), rpc_url="http://127.0.0.1:9")
     signer._w3 = chain.w3  # the signer reads and writes the in-process chain
     facilitator = x402Facilitator()
     facilitator.register([chain.network], ExactEvmFacilitatorScheme(signer))
     calls: dict[str, int] = {"verify": 0, "settle": 0}
     chain.state["calls"] = calls
+    chain.state["supported_calls"] = 0
 
     async def verify(request: Request) -> Response:
         calls["verify"] += 1
@@ -102,7 +108,14 @@ def facilitator_app(chain: Chain) -> Starlette:
         return JSONResponse(answer.model_dump(mode="json", by_alias=True, exclude_none=True))
 
     async def supported(request: Request) -> Response:
-        return JSONResponse(facilitator.get_supported().model_dump(mode="json", by_alias=True, exclude_none=True))
+        chain.state["supported_calls"] += 1
+        override = chain.state.get("supported")
+        if isinstance(override, int):
+            return Response(status_code=override)
+        answer = facilitator.get_supported().model_dump(mode="json", by_alias=True, exclude_none=True)
+        if override is not None:
+            answer["kinds"] = override
+        return JSONResponse(answer)
 
     return Starlette(
         routes=[
