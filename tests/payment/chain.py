@@ -20,6 +20,7 @@ from starlette.routing import Route
 from web3 import EthereumTesterProvider, Web3
 from x402 import x402Client, x402Facilitator
 from x402.client_base import SchemeRegistration, x402ClientConfig
+from x402.extensions.payment_identifier import append_payment_identifier_to_extensions
 from x402.mechanisms.evm.exact import ExactEvmClientScheme, ExactEvmFacilitatorScheme
 from x402.mechanisms.evm.signers import EthAccountSigner, FacilitatorWeb3Signer
 from x402.schemas import PaymentPayload, PaymentRequired, SettleRequest, VerifyRequest
@@ -126,8 +127,9 @@ def facilitator_app(chain: Chain) -> Starlette:
     )
 
 
-async def pay(account: LocalAccount, required_header: str) -> str:
-    """A ``PAYMENT-SIGNATURE`` header value: ``account`` signs an EIP-3009 authorization for the 402."""
+async def pay(account: LocalAccount, required_header: str, identifier: str | None = None) -> str:
+    """A ``PAYMENT-SIGNATURE`` header value: ``account`` signs an EIP-3009 authorization for the 402,
+    with ``identifier`` in the ``payment-identifier`` extension when given (as the x402 client adds it)."""
     required = PaymentRequired.model_validate(json.loads(base64.b64decode(required_header)))
     client = x402Client.from_config(
         x402ClientConfig(
@@ -137,7 +139,10 @@ async def pay(account: LocalAccount, required_header: str) -> str:
             spend_controls=False,
         )
     )
-    payload = await client.create_payment_payload(required)
+    extensions = None
+    if identifier is not None:
+        extensions = append_payment_identifier_to_extensions(dict(required.extensions or {}), identifier)
+    payload = await client.create_payment_payload(required, extensions=extensions)
     assert isinstance(payload, PaymentPayload)
     return encode(payload)
 
