@@ -2,26 +2,28 @@
 
 ``POST {url}/verify`` and ``POST {url}/settle`` take ``{"x402Version", "paymentPayload",
 "paymentRequirements"}`` and answer a ``VerifyResponse`` / ``SettleResponse``; ``GET
-{url}/supported`` lists what the facilitator handles. Calls go through httpx2 under one
-budget per call (not per read) with a capped answer; a facilitator that fails, times out or
-answers garbage raises :class:`FacilitatorUnavailable`. Only a 200 answer can say a payment is
-valid or settled.
+{url}/supported`` answers a ``SupportedResponse`` (the payment kinds it handles, see
+:mod:`app.payment.supported`). Calls go through httpx2 under one budget per call (not per
+read) with a capped answer; a facilitator that fails, times out or answers garbage raises
+:class:`FacilitatorUnavailable`. Only a 200 answer can say a payment is valid or settled, or
+say what is supported.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any, Protocol, TypeVar
 
 import anyio
 import httpx2
 from pydantic import ValidationError
-from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse
+from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse
 
 from app import jsonsafe
 from app.errors import SondeError
 
 MAX_REPLY_BYTES = 64 * 1024
+#: Budget of one ``GET /supported`` (at most the call budget): it runs at start and for ``/readyz``.
+SUPPORTED_BUDGET_S = 5.0
 Answer = TypeVar("Answer", VerifyResponse, SettleResponse)
 
 
@@ -40,8 +42,12 @@ class Facilitator(Protocol):
         """Execute the transfer on chain."""
         ...
 
-    async def healthy(self) -> bool:
-        """``True`` when the facilitator answers."""
+    async def supported(self) -> SupportedResponse:
+        """The payment kinds the facilitator handles (``GET /supported``).
+
+        Raises:
+            FacilitatorUnavailable: no usable answer.
+        """
         ...
 
     async def aclose(self) -> None:
@@ -66,7 +72,6 @@ class HttpFacilitator:
             timeout=httpx2.Timeout(timeout_s, connect=min(5.0, timeout_s)),
             follow_redirects=False,
         )
-        self._health: tuple[float, bool] = (0.0, False)
 
     async def _post(
         self, path: str, payload: PaymentPayload, requirements: PaymentRequirements
@@ -76,11 +81,17 @@ class HttpFacilitator:
             "paymentPayload": payload.model_dump(mode="json", by_alias=True, exclude_none=True),
             "paymentRequirements": requirements.model_dump(mode="json", by_alias=True, exclude_none=True),
         }
+        return await self._fetch("POST", path, body, self.timeout_s)
+
+    async def _fetch(
+        self, method: str, path: str, body: dict[str, Any] | None, budget_s: float
+    ) -> tuple[int, dict[str, Any]]:
+        """One call: its status and its JSON object (a 5xx, garbage or a blown budget raise)."""
         unavailable = FacilitatorUnavailable("facilitator_unavailable", f"facilitator {path} gave no usable answer")
         try:
             # The budget covers the whole call: a body that trickles a byte a second ends here too.
-            with anyio.fail_after(self.timeout_s):
-                async with self._client.stream("POST", self.url + path, json=body) as response:
+            with anyio.fail_after(budget_s):
+                async with self._client.stream(method, self.url + path, json=body) as response:
                     content = bytearray()
                     async for chunk in response.aiter_bytes():
                         content += chunk
@@ -121,18 +132,16 @@ class HttpFacilitator:
         """See :class:`Facilitator`."""
         return await self._call("/settle", SettleResponse, payload, requirements)
 
-    async def healthy(self) -> bool:
-        """``GET /supported`` answers 200 (cached for 10 s)."""
-        checked_at, ok = self._health
-        if time.monotonic() - checked_at < 10:
-            return ok
+    async def supported(self) -> SupportedResponse:
+        """See :class:`Facilitator` (bounded by :data:`SUPPORTED_BUDGET_S`)."""
+        status, answer = await self._fetch("GET", "/supported", None, min(SUPPORTED_BUDGET_S, self.timeout_s))
+        if status != 200:
+            raise FacilitatorUnavailable("facilitator_unavailable", f"facilitator /supported answered {status}")
         try:
-            response = await self._client.get(self.url + "/supported", timeout=2.0)
-            ok = response.status_code == 200
-        except httpx2.HTTPError:
-            ok = False
-        self._health = (time.monotonic(), ok)
-        return ok
+            return SupportedResponse.model_validate(answer)
+        except ValidationError as exc:
+            message = "facilitator /supported answer is malformed"
+            raise FacilitatorUnavailable("facilitator_unavailable", message) from exc
 
     async def aclose(self) -> None:
         """Close the HTTP client."""

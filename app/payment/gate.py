@@ -2,10 +2,15 @@
 
 Policy (x402 v2, scheme ``exact`` with EIP-3009):
 
-1. Decode ``PAYMENT-SIGNATURE`` (malformed: 400 ``invalid_payment``); its ``accepted`` must
-   equal one of our requirements (else 402 ``payment_mismatch``).
+1. Decode ``PAYMENT-SIGNATURE`` (malformed: 400 ``invalid_payment``; a malformed
+   ``payment-identifier``: 400 ``invalid_payment_identifier``); its ``accepted`` must equal
+   one of our requirements (else 402 ``payment_mismatch``). A payment with an id is looked up
+   first (:mod:`app.payment.identifier`): its served answer again, or 409
+   ``payment_identifier_conflict`` for another payment under the same id.
 2. Verify with the facilitator against *our* requirement (not the client's copy). Invalid:
-   402 with the facilitator's reason. Facilitator down: 503, nothing charged.
+   402 with the facilitator's reason. Facilitator down: 503, nothing charged; a facilitator
+   whose ``/supported`` lacks the option: 503 ``facilitator_unsupported``
+   (:mod:`app.payment.supported`).
 3. Lock the authorization in the store, keyed on network, asset, payer and EIP-3009 nonce,
    never on the signature (ECDSA signatures are malleable: a second valid signature for the
    same authorization exists). A lock held by a check in progress: 409 ``payment_in_use``; by
@@ -36,7 +41,19 @@ from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse
 
 from app import jsonsafe
 from app.payment.facilitator import Facilitator, FacilitatorUnavailable
-from app.payment.requirements import matching_requirement, payment_required, payment_requirements
+from app.payment.identifier import (
+    Answer,
+    Claim,
+    Identifiers,
+    InvalidPaymentIdentifier,
+    PaymentIdentifierBusy,
+    PaymentIdentifierConflict,
+    answer_ttl,
+    fingerprint,
+    identifier_of,
+)
+from app.payment.requirements import matching_requirement, payment_required, payment_requirements, resource_info
+from app.payment.supported import FacilitatorUnsupported, SupportCheck
 from app.service.errors import ApiError
 from app.settings import Settings
 from app.store import Store, key
@@ -59,7 +76,13 @@ _RECONCILABLE = ("settlement_pending", "nonce_already_used", "authorization is u
 
 @dataclass
 class Payment:
-    """A verified payment holding its lock."""
+    """A verified payment holding its lock, or the served answer of its payment identifier.
+
+    Attributes:
+        stored_result: the result kept after a settlement whose outcome was unknown.
+        claim: this check holds the payment identifier (dropped unless the check is served).
+        replay: the answer already served for this payment identifier (nothing is locked).
+    """
 
     payload: PaymentPayload
     requirements: PaymentRequirements
@@ -67,6 +90,8 @@ class Payment:
     payer: str
     stored_result: bytes | None = None
     keep_lock: bool = False
+    claim: Claim | None = None
+    replay: Answer | None = None
 
 
 class PaymentGate:
@@ -83,6 +108,10 @@ class PaymentGate:
         self.facilitator = facilitator
         self.store = store
         self.requirements = payment_requirements(settings)
+        self.support = SupportCheck(facilitator, self.requirements, settings.facilitator_url)
+        claim_ttl = self._lock_ttl
+        wait = settings.queue_budget_s + settings.probe_timeout_s + 3 * settings.facilitator_timeout_s
+        self.identifiers = Identifiers(store, resource_info(settings).url, claim_ttl, min(claim_ttl, wait))
 
     @property
     def enabled(self) -> bool:
@@ -145,28 +174,63 @@ class PaymentGate:
             return False
         return matching_requirement(payload, self.requirements) is not None
 
-    async def begin(self, header: str | dict[str, object]) -> Payment:
+    async def begin(self, header: str | dict[str, object], request: bytes = b"") -> Payment:
         """Steps 1 to 3 of the module policy, for a ``PAYMENT-SIGNATURE`` header value or an
         already decoded payload (the MCP tool's ``_meta["x402/payment"]``).
 
+        Args:
+            header: the payment.
+            request: what the check is for (its URL and options), bound to a payment identifier.
+
         Raises:
-            ApiError: 400/402/409 (see the module docs), or 503 ``facilitator_unavailable``.
+            ApiError: 400/402/409 (see the module docs), or 503 ``facilitator_unavailable`` /
+                ``facilitator_unsupported``.
         """
         if not self.enabled:
             raise self.required("payment_required", "paid checks are not configured here; use the free pool")
         payload = self._decode(header) if isinstance(header, str) else self._validate(header)
+        try:
+            identifier = identifier_of(payload)
+        except InvalidPaymentIdentifier as exc:
+            raise self.required(exc.reason, exc.message, 400) from exc
         requirement = matching_requirement(payload, self.requirements)
         if requirement is None:
             raise self.required("payment_mismatch", "the payment does not match any accepted payment option")
         authorization = payload.payload["authorization"]
         payer, nonce = authorization["from"].lower(), authorization["nonce"].lower()
         lock = key("payment", requirement.network, requirement.asset.lower(), payer, nonce)
+        if identifier is None:
+            return await self._verify_and_lock(Payment(payload, requirement, lock, payer))
+        try:
+            held = await self.identifiers.claim(identifier, fingerprint(payload, request))
+        except PaymentIdentifierConflict as exc:
+            raise ApiError(exc.reason, exc.message, 409) from exc
+        except PaymentIdentifierBusy as exc:
+            raise ApiError(exc.reason, exc.message, 409, headers={"Retry-After": "2"}) from exc
+        if isinstance(held, Answer):
+            return Payment(payload, requirement, lock, payer, replay=held)
+        try:
+            return await self._verify_and_lock(Payment(payload, requirement, lock, payer, claim=held))
+        except BaseException:
+            await self.identifiers.drop(held)
+            raise
+
+    async def _verify_and_lock(self, payment: Payment) -> Payment:
+        """Steps 2 and 3 for a decoded payment that matches ``payment.requirements``."""
+        payload, requirement, lock = payment.payload, payment.requirements, payment.lock
+        try:
+            await self.support.refuse_unsupported(requirement)
+        except FacilitatorUnsupported as exc:
+            (kind,) = exc.missing
+            message = f"the payment facilitator does not support {kind} at the moment; nothing was charged"
+            raise ApiError(exc.reason, message, 503, headers={"Retry-After": "60"}) from exc
         state = await self.store.get(lock)
         if state == _SETTLED:
             raise self.required("payment_already_used", "this payment has already bought a check")
         if state is not None and state.startswith(_UNKNOWN):
             # A settlement whose outcome was unknown: settle again and hand over the kept result.
-            return Payment(payload, requirement, lock, payer, stored_result=state[len(_UNKNOWN) :])
+            payment.stored_result = state[len(_UNKNOWN) :]
+            return payment
         if state == _IN_PROGRESS:
             raise ApiError("payment_in_use", "this payment is already buying a check", 409)
         try:
@@ -179,13 +243,12 @@ class PaymentGate:
         if not verdict.is_valid:
             reason = verdict.invalid_reason or "invalid_payment"
             raise self.required("payment_invalid", f"the facilitator refused the payment: {reason}"[:300])
-        ttl = self.settings.payment_timeout_s + self.settings.probe_timeout_s + 60
-        if not await self.store.set_nx(lock, _IN_PROGRESS, ttl):
+        if not await self.store.set_nx(lock, _IN_PROGRESS, self._lock_ttl):
             state = await self.store.get(lock)
             if state == _SETTLED:
                 raise self.required("payment_already_used", "this payment has already bought a check")
             raise ApiError("payment_in_use", "this payment is already buying a check", 409)
-        return Payment(payload=payload, requirements=requirement, lock=lock, payer=payer)
+        return payment
 
     async def settle(self, payment: Payment, result: bytes) -> SettleResponse:
         """Step 4: settle for ``result`` (the probe result JSON); on success mark the lock settled.
@@ -207,12 +270,15 @@ class PaymentGate:
             was_unknown = True
         if response is not None and response.success:
             await self.store.set(payment.lock, _SETTLED, self._settled_ttl)
+            await self._remember(payment, result, response)
             return response
         if response is not None and was_unknown and await self._used_on_chain(payment, response):
             await self.store.set(payment.lock, _SETTLED, self._settled_ttl)
-            return SettleResponse(
+            receipt = SettleResponse(
                 success=True, network=payment.requirements.network, payer=payment.payer, transaction=""
             )
+            await self._remember(payment, result, receipt)
+            return receipt
         if response is None or _unknown_outcome(response):
             payment.keep_lock = True
             await self.store.set(payment.lock, _UNKNOWN + result, self._settled_ttl)
@@ -235,13 +301,29 @@ class PaymentGate:
             return False
         return not verdict.is_valid and _already_used(verdict.invalid_reason, verdict.invalid_message)
 
+    async def _remember(self, payment: Payment, result: bytes, receipt: SettleResponse) -> None:
+        """A served check with a payment identifier: keep its answer for the same payment again."""
+        if payment.claim is not None:
+            ttl = answer_ttl(self._settled_ttl, payment.payload.payload["authorization"]["validBefore"])
+            await self.identifiers.record(payment.claim, Answer(result, receipt), ttl)
+            payment.claim = None
+
+    @property
+    def _lock_ttl(self) -> float:
+        """How long a check in progress holds its authorization (and its payment identifier)."""
+        return self.settings.payment_timeout_s + self.settings.probe_timeout_s + 60
+
     @property
     def _settled_ttl(self) -> float:
         return self.settings.payment_timeout_s * 2 + 600
 
     async def release(self, payment: Payment) -> None:
-        """Step 5: the check was not served; free the authorization for another try."""
-        if not payment.keep_lock:
+        """Step 5: the check was not served; free the authorization (and its payment
+        identifier) for another try."""
+        if payment.claim is not None:
+            await self.identifiers.drop(payment.claim)
+            payment.claim = None
+        if not payment.keep_lock and payment.replay is None:
             await self.store.delete_if_equal(payment.lock, _IN_PROGRESS)
 
     @staticmethod

@@ -7,7 +7,9 @@ the wire types are the ``x402`` package's pydantic models.
 Policy: the price, networks, assets, ``payTo`` and timeout come from settings; the resource URL
 is the public URL from settings, never the request's internal URL. A payment is accepted only
 when its ``accepted`` requirements equal one of ours field for field (amount, asset, network,
-``payTo``, scheme), so a client cannot pay less, elsewhere, or in another token.
+``payTo``, scheme), so a client cannot pay less, elsewhere, or in another token. The
+document's ``extensions`` declare bazaar discovery and the optional ``payment-identifier``
+(:mod:`app.payment.identifier`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from x402.extensions.bazaar import declare_discovery_extension
 from x402.schemas import PaymentPayload, PaymentRequired, PaymentRequirements, ResourceInfo
 
+from app.payment.identifier import declaration
 from app.settings import Settings
 
 X402_VERSION = 2
@@ -89,7 +92,7 @@ def payment_required(settings: Settings, error: str) -> PaymentRequired:
         error=error,
         resource=resource_info(settings),
         accepts=payment_requirements(settings),
-        extensions=discovery_extension(),
+        extensions=discovery_extension() | declaration(),
     )
 
 

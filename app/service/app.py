@@ -16,6 +16,7 @@ from starlette.routing import Route
 
 from app.guard import Resolver
 from app.logs import flush_all
+from app.payment.supported import FacilitatorUnsupported
 from app.service import badge, routes
 from app.service.accesslog import AccessLog, AccessLogger
 from app.service.badge_hits import BadgeHits
@@ -62,6 +63,16 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if settings.allow_private:
             logger.warning("allow_private is ON: checks may reach private addresses (development only)")
+        if services.payments.enabled:
+            try:
+                # A facilitator that answers without every payment option fails the start
+                # (app.payment.supported); uvicorn then exits with its startup-failure code, 3.
+                await services.payments.support.at_start()
+            except FacilitatorUnsupported as exc:
+                logger.error("paid checks cannot start (%s): %s", exc.reason, exc.message)
+                await badges.aclose()
+                await services.aclose()
+                raise
         try:
             async with mcp_server.session_manager.run():
                 yield

@@ -3,11 +3,16 @@
 Order: target guard (refusals cost nothing), payment (an x402 ``PaymentPayload`` or a
 free-pool draw), probe, settlement. A draw is given back and a payment's lock released
 whenever the check is not served; a payment is settled only for a served result, so a
-replayed payment never buys a second check (see :mod:`app.payment.gate`).
+replayed payment never buys a second check (see :mod:`app.payment.gate`). A payment whose
+``payment-identifier`` already bought this check gets that answer again, without a probe or a
+settlement (:mod:`app.payment.identifier`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 from dataclasses import dataclass
 
 from x402.schemas import SettleResponse
@@ -87,9 +92,14 @@ async def run_check(
         resolved = failure  # a normal result with status dns; nothing to connect to
     except ResolverBusy as exc:
         raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
-    paid_with = await services.authorize(payment, free, client)
+    request = check_request(url, credentials, include_tools, payment) if payment is not None else b""
+    paid_with = await services.authorize(payment, free, client, request)
     served = settled = False
     try:
+        if isinstance(paid_with, Payment) and paid_with.replay is not None:
+            # The same payment identifier and payment again: the answer it already bought.
+            settled = served = True
+            return Served(paid_with.replay.payload, receipt=paid_with.replay.receipt)
         if isinstance(paid_with, Payment) and paid_with.stored_result is not None:
             # The same payment again, after a settlement whose outcome was unknown.
             receipt = await services.payments.settle(paid_with, paid_with.stored_result)
@@ -123,6 +133,18 @@ async def run_check(
         elif isinstance(paid_with, Draw) and not served:
             await services.free_pool.give_back(paid_with)
             services.metrics.pool_draws.labels(outcome="returned").inc()
+
+
+def check_request(
+    url: str, credentials: Credentials | None, include_tools: bool, payment: str | dict[str, object]
+) -> bytes:
+    """What a paid check is for, as bound to its payment identifier: the URL, the options, and
+    a digest of the credential headers (never the values themselves), keyed by the payment (whose
+    random nonce no store holds), so a weak credential cannot be guessed back from the digest."""
+    headers = sorted((name.lower(), value) for name, value in (credentials.headers if credentials else ()))
+    key = (payment if isinstance(payment, str) else json.dumps(payment, sort_keys=True)).encode()
+    secret = hmac.new(key, json.dumps(headers).encode(), hashlib.sha256).hexdigest() if headers else ""
+    return json.dumps({"url": url, "include_tools": include_tools, "credentials": secret}).encode()
 
 
 def chargeable(result: ProbeResult) -> bool:

@@ -35,9 +35,21 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     ),
     "payment_invalid": (402, "The facilitator refused the payment (signature, time window, balance, nonce)."),
     "payment_already_used": (402, "This payment has already bought a check."),
+    "invalid_payment_identifier": (
+        400,
+        "The payment-identifier extension is malformed (an id is 16 to 128 characters of A-Z a-z 0-9 _ -).",
+    ),
+    "payment_identifier_conflict": (
+        409,
+        "This payment identifier was first used with another payment or request; nothing was charged.",
+    ),
     "payment_in_use": (409, "This payment is buying another check right now."),
     "settlement_failed": (402, "Settlement failed; the result is withheld and nothing was charged."),
     "facilitator_unavailable": (503, "The payment facilitator is unavailable; nothing was charged."),
+    "facilitator_unsupported": (
+        503,
+        "The payment facilitator does not support this payment option (its /supported); nothing was charged.",
+    ),
     "settlement_unknown": (503, "The settlement outcome is unknown; send the same payment again for the result."),
     "free_pool_origin_refused": (403, "Pages on this Origin may not draw on the free pool; pay with x402."),
     "free_pool_exhausted": (402, "Today's free pool, or this client's share of it, is used up."),

@@ -90,19 +90,24 @@ async def healthz(request: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
-    """``GET /readyz``: ready to serve; says whether shared storage is up (``degraded`` when not)."""
+    """``GET /readyz``: ready to serve; says whether shared storage is up and, with paid checks
+    on, whether the facilitator answers and supports every payment option (``degraded`` when not)."""
     services = services_of(request)
     store_ok = await services.store.ping()
     limits_ok = await services.client_limiter.healthy()
     paid = services.payments.enabled
-    facilitator_ok = await services.payments.facilitator.healthy() if paid else False
+    support = await services.payments.support.status() if paid else None
     shared = services.settings.redis_url is not None
-    degraded = (shared and not (store_ok and limits_ok)) or (paid and not facilitator_ok)
+    degraded = (shared and not (store_ok and limits_ok)) or (support is not None and not support.ok)
     body = {
         "status": "degraded" if degraded else "ready",
         "store": {"backend": "redis" if shared else "memory", "ok": store_ok},
         "rate_limits": {"shared": shared, "ok": limits_ok},
-        "payments": {"enabled": paid, "facilitator_ok": facilitator_ok},
+        "payments": {
+            "enabled": paid,
+            "facilitator_ok": support is not None and support.answered,
+            "supported": support.report() if support is not None else None,
+        },
     }
     return JSONResponse(body)
 

@@ -71,20 +71,23 @@ class Services:
             raise ApiError("rate_limited", "too many requests from this client", headers=decision.headers())
         return decision
 
-    async def authorize(self, payment: str | dict[str, object] | None, free: bool, client: str) -> Draw | Payment:
+    async def authorize(
+        self, payment: str | dict[str, object] | None, free: bool, client: str, request: bytes = b""
+    ) -> Draw | Payment:
         """Decide how the check is paid: an x402 payment, or a free-pool draw.
 
         Args:
             payment: a ``PAYMENT-SIGNATURE`` header value or a decoded ``PaymentPayload``.
             free: the client asked for the free pool.
             client: the client's rate key.
+            request: what the check is for, bound to the payment's identifier (if it has one).
 
         Raises:
             ApiError: 402 (with the x402 ``PaymentRequired`` document), 400, 409 or 503; see
                 :mod:`app.payment.gate` and ``free_pool_exhausted``.
         """
         if payment is not None:
-            return await self.payments.begin(payment)
+            return await self.payments.begin(payment, request)
         if free:
             draw = await self.free_pool.draw(client)
             if draw is None:

@@ -20,6 +20,7 @@ from starlette.routing import Route
 from web3 import EthereumTesterProvider, Web3
 from x402 import x402Client, x402Facilitator
 from x402.client_base import SchemeRegistration, x402ClientConfig
+from x402.extensions.payment_identifier import append_payment_identifier_to_extensions
 from x402.mechanisms.evm.exact import ExactEvmClientScheme, ExactEvmFacilitatorScheme
 from x402.mechanisms.evm.signers import EthAccountSigner, FacilitatorWeb3Signer
 from x402.schemas import PaymentPayload, PaymentRequired, SettleRequest, VerifyRequest
@@ -81,13 +82,19 @@ def new_chain() -> Chain:
 
 
 def facilitator_app(chain: Chain) -> Starlette:
-    """A facilitator service (x402 v2 API) over the x402 package's own verifier and settler."""
+    """A facilitator service (x402 v2 API) over the x402 package's own verifier and settler.
+
+    ``GET /supported`` answers the real facilitator's kinds, unless ``chain.state["supported"]``
+    says otherwise (read at each call): a list of kinds to answer instead, or an HTTP status to
+    answer with no body. ``chain.state["supported_calls"]`` counts the calls.
+    """
     signer = FacilitatorWeb3Signer(private_key=chain.facilitator_key.key.hex(), rpc_url="http://127.0.0.1:9")
     signer._w3 = chain.w3  # the signer reads and writes the in-process chain
     facilitator = x402Facilitator()
     facilitator.register([chain.network], ExactEvmFacilitatorScheme(signer))
     calls: dict[str, int] = {"verify": 0, "settle": 0}
     chain.state["calls"] = calls
+    chain.state["supported_calls"] = 0
 
     async def verify(request: Request) -> Response:
         calls["verify"] += 1
@@ -102,7 +109,14 @@ def facilitator_app(chain: Chain) -> Starlette:
         return JSONResponse(answer.model_dump(mode="json", by_alias=True, exclude_none=True))
 
     async def supported(request: Request) -> Response:
-        return JSONResponse(facilitator.get_supported().model_dump(mode="json", by_alias=True, exclude_none=True))
+        chain.state["supported_calls"] += 1
+        override = chain.state.get("supported")
+        if isinstance(override, int):
+            return Response(status_code=override)
+        answer = facilitator.get_supported().model_dump(mode="json", by_alias=True, exclude_none=True)
+        if override is not None:
+            answer["kinds"] = override
+        return JSONResponse(answer)
 
     return Starlette(
         routes=[
@@ -113,8 +127,9 @@ def facilitator_app(chain: Chain) -> Starlette:
     )
 
 
-async def pay(account: LocalAccount, required_header: str) -> str:
-    """A ``PAYMENT-SIGNATURE`` header value: ``account`` signs an EIP-3009 authorization for the 402."""
+async def pay(account: LocalAccount, required_header: str, identifier: str | None = None) -> str:
+    """A ``PAYMENT-SIGNATURE`` header value: ``account`` signs an EIP-3009 authorization for the 402,
+    with ``identifier`` in the ``payment-identifier`` extension when given (as the x402 client adds it)."""
     required = PaymentRequired.model_validate(json.loads(base64.b64decode(required_header)))
     client = x402Client.from_config(
         x402ClientConfig(
@@ -124,7 +139,10 @@ async def pay(account: LocalAccount, required_header: str) -> str:
             spend_controls=False,
         )
     )
-    payload = await client.create_payment_payload(required)
+    extensions = None
+    if identifier is not None:
+        extensions = append_payment_identifier_to_extensions(dict(required.extensions or {}), identifier)
+    payload = await client.create_payment_payload(required, extensions=extensions)
     assert isinstance(payload, PaymentPayload)
     return encode(payload)
 

@@ -17,7 +17,7 @@ def test_health_readiness_and_metrics(service: Service, sdk_base: str) -> None:
             "status": "ready",
             "store": {"backend": "memory", "ok": True},
             "rate_limits": {"shared": False, "ok": True},
-            "payments": {"enabled": False, "facilitator_ok": False},
+            "payments": {"enabled": False, "facilitator_ok": False, "supported": None},
         }
         url = {"url": f"{sdk_base}/stateless-json/mcp"}
         assert httpx2.post(f"{base}/v1/mcp/check", json=url, headers=FREE, timeout=30).status_code == 200
