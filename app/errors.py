@@ -6,7 +6,8 @@ may change; code and API clients must branch on ``reason`` only.
 ::
 
     SondeError
-    └── TargetRefused        the target URL may not be probed (bad form, or not a public host)
+    ├── TargetRefused        the target URL may not be probed (bad form, or not a public host)
+    └── PaymentError, ...    a paid check refused or failed (see :mod:`app.payment.errors`)
 
 Faults of the probed server are *not* exceptions: they are normal probe results with a status
 class (see :mod:`app.probe.reasons`).

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from app.payment.facilitator import Facilitator, FacilitatorUnavailable, HttpFacilitator
+from app.payment.errors import FacilitatorUnavailable, PaymentError
+from app.payment.facilitator import Facilitator, HttpFacilitator
 from app.payment.gate import Payment, PaymentGate
 from app.payment.requirements import payment_required, payment_requirements
 
@@ -11,6 +12,7 @@ __all__ = [
     "FacilitatorUnavailable",
     "HttpFacilitator",
     "Payment",
+    "PaymentError",
     "PaymentGate",
     "payment_required",
     "payment_requirements",

@@ -19,16 +19,12 @@ from pydantic import ValidationError
 from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse
 
 from app import jsonsafe
-from app.errors import SondeError
+from app.payment.errors import FacilitatorUnavailable
 
 MAX_REPLY_BYTES = 64 * 1024
 #: Budget of one ``GET /supported`` (at most the call budget): it runs at start and for ``/readyz``.
 SUPPORTED_BUDGET_S = 5.0
 Answer = TypeVar("Answer", VerifyResponse, SettleResponse)
-
-
-class FacilitatorUnavailable(SondeError):
-    """The facilitator could not be reached or gave no usable answer (reason ``facilitator_unavailable``)."""
 
 
 class Facilitator(Protocol):

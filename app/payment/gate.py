@@ -40,7 +40,8 @@ from x402.http.utils import encode_payment_required_header, encode_payment_respo
 from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse
 
 from app import jsonsafe
-from app.payment.facilitator import Facilitator, FacilitatorUnavailable
+from app.payment.errors import FacilitatorUnavailable, PaymentError
+from app.payment.facilitator import Facilitator
 from app.payment.identifier import (
     Answer,
     Claim,
@@ -54,7 +55,6 @@ from app.payment.identifier import (
 )
 from app.payment.requirements import matching_requirement, payment_required, payment_requirements, resource_info
 from app.payment.supported import FacilitatorUnsupported, SupportCheck
-from app.service.errors import ApiError
 from app.settings import Settings
 from app.store import Store, key
 
@@ -118,13 +118,15 @@ class PaymentGate:
         """Paid checks are on (a ``pay_to`` address is configured)."""
         return bool(self.requirements)
 
-    def required(self, reason: str, message: str, status: int = 402, headers: dict[str, str] | None = None) -> ApiError:
-        """An error answer whose body is the x402 ``PaymentRequired`` document (``error`` = ``reason``)."""
+    def required(
+        self, reason: str, message: str, status: int = 402, headers: dict[str, str] | None = None
+    ) -> PaymentError:
+        """A refusal that carries the x402 ``PaymentRequired`` document (``error`` = ``reason``)."""
         document = payment_required(self.settings, reason)
         body = document.model_dump(mode="json", by_alias=True, exclude_none=True)
         body["message"] = message
         extra = {"PAYMENT-REQUIRED": encode_payment_required_header(document), "Cache-Control": "no-store"}
-        return ApiError(reason, message, status, headers=extra | (headers or {}), body=body)
+        return PaymentError(reason, message, status, headers=extra | (headers or {}), document=body)
 
     def _decode(self, header: str) -> PaymentPayload:
         invalid = "PAYMENT-SIGNATURE is not a base64 x402 v2 PaymentPayload with an EIP-3009 authorization"
@@ -170,7 +172,7 @@ class PaymentGate:
             return False
         try:
             payload = self._decode(header) if isinstance(header, str) else self._validate(header)
-        except ApiError:
+        except PaymentError:
             return False
         return matching_requirement(payload, self.requirements) is not None
 
@@ -183,7 +185,7 @@ class PaymentGate:
             request: what the check is for (its URL and options), bound to a payment identifier.
 
         Raises:
-            ApiError: 400/402/409 (see the module docs), or 503 ``facilitator_unavailable`` /
+            PaymentError: 400/402/409 (see the module docs), or 503 ``facilitator_unavailable`` /
                 ``facilitator_unsupported``.
         """
         if not self.enabled:
@@ -204,9 +206,9 @@ class PaymentGate:
         try:
             held = await self.identifiers.claim(identifier, fingerprint(payload, request))
         except PaymentIdentifierConflict as exc:
-            raise ApiError(exc.reason, exc.message, 409) from exc
+            raise PaymentError(exc.reason, exc.message, 409) from exc
         except PaymentIdentifierBusy as exc:
-            raise ApiError(exc.reason, exc.message, 409, headers={"Retry-After": "2"}) from exc
+            raise PaymentError(exc.reason, exc.message, 409, headers={"Retry-After": "2"}) from exc
         if isinstance(held, Answer):
             return Payment(payload, requirement, lock, payer, replay=held)
         try:
@@ -223,7 +225,7 @@ class PaymentGate:
         except FacilitatorUnsupported as exc:
             (kind,) = exc.missing
             message = f"the payment facilitator does not support {kind} at the moment; nothing was charged"
-            raise ApiError(exc.reason, message, 503, headers={"Retry-After": "60"}) from exc
+            raise PaymentError(exc.reason, message, 503, headers={"Retry-After": "60"}) from exc
         state = await self.store.get(lock)
         if state == _SETTLED:
             raise self.required("payment_already_used", "this payment has already bought a check")
@@ -232,11 +234,11 @@ class PaymentGate:
             payment.stored_result = state[len(_UNKNOWN) :]
             return payment
         if state == _IN_PROGRESS:
-            raise ApiError("payment_in_use", "this payment is already buying a check", 409)
+            raise PaymentError("payment_in_use", "this payment is already buying a check", 409)
         try:
             verdict = await self.facilitator.verify(payload, requirement)
         except FacilitatorUnavailable as exc:
-            raise ApiError(exc.reason, "the payment facilitator is unavailable; nothing was charged", 503) from exc
+            raise PaymentError(exc.reason, "the payment facilitator is unavailable; nothing was charged", 503) from exc
         if not verdict.is_valid and _already_used(verdict.invalid_reason, verdict.invalid_message):
             # Settled already (by a copy sent at the same moment, or elsewhere): say so exactly.
             raise self.required("payment_already_used", "this payment has already bought a check")
@@ -247,14 +249,14 @@ class PaymentGate:
             state = await self.store.get(lock)
             if state == _SETTLED:
                 raise self.required("payment_already_used", "this payment has already bought a check")
-            raise ApiError("payment_in_use", "this payment is already buying a check", 409)
+            raise PaymentError("payment_in_use", "this payment is already buying a check", 409)
         return payment
 
     async def settle(self, payment: Payment, result: bytes) -> SettleResponse:
         """Step 4: settle for ``result`` (the probe result JSON); on success mark the lock settled.
 
         Raises:
-            ApiError: 402 ``settlement_failed`` (with ``PAYMENT-RESPONSE``), or 503
+            PaymentError: 402 ``settlement_failed`` (with ``PAYMENT-RESPONSE``), or 503
                 ``settlement_unknown`` (the result is kept for a retry with the same payment).
         """
         response: SettleResponse | None = None
@@ -283,7 +285,7 @@ class PaymentGate:
             payment.keep_lock = True
             await self.store.set(payment.lock, _UNKNOWN + result, self._settled_ttl)
             message = "the settlement outcome is unknown; send the same payment again to receive the result"
-            raise ApiError("settlement_unknown", message, 503, headers={"Retry-After": "10"})
+            raise PaymentError("settlement_unknown", message, 503, headers={"Retry-After": "10"})
         headers = {"PAYMENT-RESPONSE": encode_payment_response_header(response)}
         raise self.required("settlement_failed", "settlement failed; the result is withheld", headers=headers)
 

@@ -46,7 +46,8 @@ from x402.schemas import PaymentRequirements, SupportedResponse
 from x402.schemas.helpers import matches_network_pattern
 
 from app.errors import SondeError
-from app.payment.facilitator import Facilitator, FacilitatorUnavailable
+from app.payment.errors import FacilitatorUnavailable
+from app.payment.facilitator import Facilitator
 
 logger = logging.getLogger("mcp_sonde.payment")
 

@@ -25,7 +25,7 @@ from app.payment import Payment, PaymentGate
 from app.probe import ProbeFailed, ProbeResult
 from app.probe.credentials import Credentials
 from app.service.checks import CheckMode, TargetBusy
-from app.service.errors import ApiError
+from app.service.errors import ApiError, payment_errors
 from app.service.freepool import Draw
 from app.service.services import Services
 
@@ -102,7 +102,8 @@ async def run_check(
             return Served(paid_with.replay.payload, receipt=paid_with.replay.receipt)
         if isinstance(paid_with, Payment) and paid_with.stored_result is not None:
             # The same payment again, after a settlement whose outcome was unknown.
-            receipt = await services.payments.settle(paid_with, paid_with.stored_result)
+            with payment_errors():
+                receipt = await services.payments.settle(paid_with, paid_with.stored_result)
             settled = served = True
             return Served(paid_with.stored_result, receipt=receipt)
         try:
@@ -123,7 +124,8 @@ async def run_check(
             return Served(payload)
         served = True
         if isinstance(paid_with, Payment):
-            receipt = await services.payments.settle(paid_with, payload)
+            with payment_errors():
+                receipt = await services.payments.settle(paid_with, payload)
             settled = True
             return Served(payload, receipt=receipt)
         return Served(payload, pool_remaining=paid_with.remaining)

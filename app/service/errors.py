@@ -2,14 +2,19 @@
 
 Every error answer is a problem details object (RFC 9457, :mod:`app.service.problems`) whose
 ``reason`` member is the key clients branch on; a 402 carries the x402 ``PaymentRequired``
-document instead. Reasons are listed in :data:`API_REASONS` and in ``openapi.yaml``.
+document instead. Reasons are listed in :data:`API_REASONS` and in ``openapi.yaml``. The
+payment layer raises its own :class:`~app.payment.errors.PaymentError`; :func:`from_payment`
+makes it an :class:`ApiError` (the x402 document becomes the answer's body).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any, Final
 
 from app.errors import SondeError
+from app.payment.errors import PaymentError
 
 #: reason -> (HTTP status, meaning)
 API_REASONS: Final[dict[str, tuple[int, str]]] = {
@@ -88,3 +93,17 @@ class ApiError(SondeError):
         self.status_code = status_code or API_REASONS.get(reason, (422, ""))[0]
         self.headers = headers or {}
         self.body = body
+
+
+def from_payment(exc: PaymentError) -> ApiError:
+    """The API error of a payment refusal: same reason, status and headers; the x402 document as body."""
+    return ApiError(exc.reason, exc.message, exc.status, headers=dict(exc.headers), body=exc.document)
+
+
+@contextlib.contextmanager
+def payment_errors() -> Iterator[None]:
+    """Within the block, a :class:`PaymentError` is raised again as :func:`from_payment` of it."""
+    try:
+        yield
+    except PaymentError as exc:
+        raise from_payment(exc) from exc

@@ -47,7 +47,7 @@ from app.guard import check_url
 from app.service.body import read_body
 from app.service.checkflow import run_check
 from app.service.clientip import client_ip, rate_key
-from app.service.errors import ApiError
+from app.service.errors import ApiError, from_payment
 from app.service.problems import problem, problem_response
 from app.service.routes import asks_free_pool
 from app.service.services import Services
@@ -165,8 +165,10 @@ def build_mcp_server(services: Services) -> MCPServer:
         try:
             await services.admit(client)
             if payment is not None and not isinstance(payment, dict):
-                raise services.payments.required(
-                    "invalid_payment", f'_meta["{PAYMENT_META}"] must be an x402 PaymentPayload object', 400
+                raise from_payment(
+                    services.payments.required(
+                        "invalid_payment", f'_meta["{PAYMENT_META}"] must be an x402 PaymentPayload object', 400
+                    )
                 )
             served = await run_check(
                 services,

@@ -13,7 +13,7 @@ from app.payment import HttpFacilitator, Payment, PaymentGate
 from app.probe import ProbeResult, probe
 from app.service.checks import CheckMode, CheckRunner
 from app.service.clientip import Network, parse_networks
-from app.service.errors import ApiError
+from app.service.errors import ApiError, payment_errors
 from app.service.freepool import Draw, FreePool, seconds_to_utc_midnight
 from app.service.metrics import Metrics
 from app.service.openapi import load_document
@@ -86,29 +86,30 @@ class Services:
             ApiError: 402 (with the x402 ``PaymentRequired`` document), 400, 409 or 503; see
                 :mod:`app.payment.gate` and ``free_pool_exhausted``.
         """
-        if payment is not None:
-            return await self.payments.begin(payment, request)
-        if free:
-            draw = await self.free_pool.draw(client)
-            if draw is None:
-                self.metrics.pool_draws.labels(outcome="exhausted").inc()
-                which = "this client's share" if await self.free_pool.pool_left() > 0 else "today's pool"
-                headers = {"Retry-After": str(seconds_to_utc_midnight()), "X-Free-Pool-Remaining": "0"}
-                message = f"{which} of free checks is used up until 00:00 UTC; pay with x402 instead"
-                raise self.payments.required("free_pool_exhausted", message, headers=headers)
-            self.metrics.pool_draws.labels(outcome="drawn").inc()
-            return draw
-        if not self.payments.enabled:
-            message = (
-                f"paid checks are not configured on this instance (no payTo, so accepts is empty); "
-                f"send {self.settings.free_pool_header}: 1 to draw on the free pool"
+        with payment_errors():
+            if payment is not None:
+                return await self.payments.begin(payment, request)
+            if free:
+                draw = await self.free_pool.draw(client)
+                if draw is None:
+                    self.metrics.pool_draws.labels(outcome="exhausted").inc()
+                    which = "this client's share" if await self.free_pool.pool_left() > 0 else "today's pool"
+                    headers = {"Retry-After": str(seconds_to_utc_midnight()), "X-Free-Pool-Remaining": "0"}
+                    message = f"{which} of free checks is used up until 00:00 UTC; pay with x402 instead"
+                    raise self.payments.required("free_pool_exhausted", message, headers=headers)
+                self.metrics.pool_draws.labels(outcome="drawn").inc()
+                return draw
+            if not self.payments.enabled:
+                message = (
+                    f"paid checks are not configured on this instance (no payTo, so accepts is empty); "
+                    f"send {self.settings.free_pool_header}: 1 to draw on the free pool"
+                )
+                raise self.payments.required("payment_required", message)
+            raise self.payments.required(
+                "payment_required",
+                f"this check costs USD {self.settings.price_usd} (x402: PAYMENT-SIGNATURE); or send "
+                f"{self.settings.free_pool_header}: 1 to draw on the free pool",
             )
-            raise self.payments.required("payment_required", message)
-        raise self.payments.required(
-            "payment_required",
-            f"this check costs USD {self.settings.price_usd} (x402: PAYMENT-SIGNATURE); or send "
-            f"{self.settings.free_pool_header}: 1 to draw on the free pool",
-        )
 
     async def aclose(self) -> None:
         """Release connections."""
