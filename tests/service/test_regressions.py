@@ -301,3 +301,13 @@ def test_fault_of_ours_on_the_check_route_keeps_the_route_headers(
     assert answer.headers["x-ratelimit-limit"] == "60" and answer.headers["ratelimit"].startswith('"check";')
     assert [r.exc_info[1] for r in caplog.records if r.exc_info and isinstance(r.exc_info[1], RuntimeError)]
 
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", ""])
+def test_mcp_body_not_sent_as_json_is_a_415_problem(service: Service, content_type: str) -> None:
+    headers = {"accept": "application/json, text/event-stream"} | (
+        {"content-type": content_type} if content_type else {}
+    )
+    with service() as base:
+        answer = httpx2.post(f"{base}/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', headers=headers)
+    assert (answer.status_code, answer.json()["reason"]) == (415, "unsupported_media_type")
+    assert answer.headers["content-type"] == "application/problem+json"
