@@ -120,6 +120,24 @@ def test_document_is_valid_openapi_3_1() -> None:
     validate(DOCUMENT)
 
 
+def test_no_flow_mapping_split_a_text_into_members() -> None:
+    """An unquoted comma in a flow mapping (``{description: a, b}``) makes ``b`` a member of its own."""
+
+    def members(node: Any, pointer: str) -> Iterator[tuple[str, str, Any]]:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key not in ("example", "examples") and pointer != "/components":
+                    yield pointer, key, value
+                    yield from members(value, f"{pointer}/{key}")
+                elif pointer == "/components" and key != "examples":
+                    yield from members(value, f"{pointer}/{key}")
+        elif isinstance(node, list):
+            for value in node:
+                yield from members(value, pointer)
+
+    assert [(pointer, key) for pointer, key, value in members(DOCUMENT, "") if " " in key or value is None] == []
+
+
 def test_every_error_response_lists_exactly_the_reasons_the_code_gives_it() -> None:
     documented: set[tuple[str, int, str]] = set()
     for label, status, response in responses():
