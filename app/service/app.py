@@ -29,6 +29,7 @@ from app.settings import Settings, get_settings
 
 logger = logging.getLogger("mcp_sonde.service")
 
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     reason = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")

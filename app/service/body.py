@@ -48,6 +48,11 @@ class CheckRequest(BaseModel):
             raise ApiError(exc.reason, exc.message, 422) from None
 
 
+def is_json(content_type: str) -> bool:
+    """Whether a ``Content-Type`` value names ``application/json`` (parameters aside)."""
+    return content_type.split(";", 1)[0].strip().lower() == "application/json"
+
+
 async def read_body(request: Request, max_bytes: int, timeout_s: float) -> bytes:
     """The whole request body: at most ``max_bytes``, within ``timeout_s`` seconds.
 
@@ -94,8 +99,7 @@ async def read_check_request(request: Request, max_bytes: int, timeout_s: float 
         ApiError: ``unsupported_media_type`` (415), ``body_too_large`` (413), ``body_timeout`` (408),
             ``invalid_json`` (400) or ``invalid_body`` (422).
     """
-    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if media != "application/json":
+    if not is_json(request.headers.get("content-type", "")):
         raise ApiError("unsupported_media_type", "send the body as application/json")
     body = await read_body(request, max_bytes, timeout_s)
     try:

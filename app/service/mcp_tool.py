@@ -44,7 +44,7 @@ from app import __version__, jsonsafe
 from app.checks.model import CheckResult
 from app.errors import TargetRefused
 from app.guard import check_url
-from app.service.body import read_body
+from app.service.body import is_json, read_body
 from app.service.checkflow import run_check
 from app.service.clientip import client_ip, rate_key
 from app.service.errors import ApiError, from_payment
@@ -214,7 +214,9 @@ MCP_MAX_BODY_BYTES = 64 * 1024
 class BoundedBody:
     """ASGI wrapper: reads the whole body (at most ``max_bytes``, within ``timeout_s`` seconds)
     before the SDK transport sees it, so a huge or trickling body, or a client that leaves
-    mid-body, gets our JSON error (413, 408, 400) instead of holding memory or a connection."""
+    mid-body, gets our JSON error (413, 408, 400) instead of holding memory or a connection.
+    A body not sent as ``application/json`` gets 415 ``unsupported_media_type``, as on the check
+    route (the SDK would answer a bare 400 with no Content-Type)."""
 
     def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float) -> None:
         self.app = app
@@ -222,8 +224,11 @@ class BoundedBody:
         self.timeout_s = timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
         try:
-            body = await read_body(Request(scope, receive), self.max_bytes, self.timeout_s)
+            if not is_json(request.headers.get("content-type", "")):
+                raise ApiError("unsupported_media_type", "send the body as application/json")
+            body = await read_body(request, self.max_bytes, self.timeout_s)
         except ApiError as exc:
             await problem_response(scope, exc.reason, exc.message, exc.status_code)(scope, receive, send)
             return

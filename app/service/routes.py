@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 
 import yaml
@@ -19,6 +20,8 @@ from app.service.errors import ApiError
 from app.service.services import Services
 from app.settings import Settings
 
+logger = logging.getLogger("mcp_sonde.service")
+
 
 def services_of(request: Request) -> Services:
     """The app's :class:`Services`."""
@@ -30,16 +33,25 @@ async def check(request: Request) -> Response:
     """``POST /v1/mcp/check``: one live check, paid or drawn from the free pool.
 
     Order: client rate limit, body, then :func:`app.service.checkflow.run_check` (target
-    guard, payment, probe, settlement).
+    guard, payment, probe, settlement). Every answer, errors and faults of ours included, says
+    ``Cache-Control: no-store`` and carries the client's rate-limit headers.
     """
     services = services_of(request)
     client = rate_key(client_ip(request, services.trusted_proxies))
-    decision = await services.admit(client)
+    try:
+        decision = await services.admit(client)
+    except ApiError as exc:
+        exc.headers = exc.headers | NO_STORE  # rate_limited carries the budget already
+        raise
     try:
         response = await _checked(request, services, client)
     except ApiError as exc:
         exc.headers = decision.headers() | exc.headers | NO_STORE  # every answer shows the client's budget
         raise
+    except Exception as exc:  # a fault of ours is an answer of this route too
+        logger.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        detail = "mcp-sonde failed; nothing was charged"
+        raise ApiError("internal_error", detail, headers=decision.headers() | NO_STORE) from exc
     response.headers.update(decision.headers() | NO_STORE)
     return response
 

@@ -22,7 +22,7 @@ from schemathesis.specs.openapi.checks import (
 
 from app.guard import IPAddress, ResolutionFailed
 from app.service import create_app
-from app.service.errors import API_REASONS
+from app.service.openapi import DEFAULT_PATH
 from app.settings import Settings
 from tests.servers.network import LoopbackNat
 from tests.servers.uvicorn_thread import serve
@@ -56,11 +56,14 @@ def test_served_document_is_valid_and_live(live_base: str) -> None:
     assert document["servers"] == [{"url": "http://127.0.0.1:8000"}]
 
 
-def test_every_api_reason_is_documented(live_base: str) -> None:
-    document = httpx2.get(f"{live_base}/openapi.json").json()
-    described = document["components"]["schemas"]["Problem"]["properties"]["reason"]["description"]
-    missing = [reason for reason in [*API_REASONS, "internal_error"] if reason not in described]
-    assert missing == []
+def test_served_document_is_the_file_with_live_values(live_base: str) -> None:
+    served: dict[str, Any] = httpx2.get(f"{live_base}/openapi.json").json()
+    written: dict[str, Any] = yaml.safe_load(DEFAULT_PATH.read_text())
+    assert served["paths"].keys() == written["paths"].keys() and served["tags"] == written["tags"]
+    for member in ("license", "contact", "summary"):
+        assert served["info"][member] == written["info"][member], member
+    for part in ("schemas", "responses", "headers", "examples"):
+        assert served["components"][part] == written["components"][part], part
 
 
 @pytest.fixture(scope="module")
@@ -87,3 +90,32 @@ def test_api_conforms_to_its_contract(operations: list[Any], data: st.DataObject
     for operation in operations:
         case = data.draw(operation.as_strategy())
         case.call_and_validate(checks=CHECKS, timeout=30)
+
+
+def by_label(operations: list[Any], label: str) -> Any:
+    return next(operation for operation in operations if operation.label == label)
+
+
+@pytest.mark.parametrize("free", [True, False])
+def test_documented_check_requests_get_documented_answers(operations: list[Any], free: bool) -> None:
+    """Each request example, sent as it is: a result drawn from the free pool (the name does not
+    resolve here), or the 402 document without the free-pool header."""
+    operation = by_label(operations, "POST /v1/mcp/check")
+    content = operation.definition.raw["requestBody"]["content"]["application/json"]
+    for name, example in content["examples"].items():
+        case = operation.Case(body=example["value"], headers={"X-Free-Pool": "1"} if free else {})
+        response = case.call_and_validate(checks=CHECKS, timeout=30)
+        assert response.status_code == (200 if free else 402), name
+        if free:
+            assert (response.json()["status"], response.json()["reason"]) == ("dns", "dns_nxdomain")
+
+
+def test_documented_mcp_requests_get_documented_answers(operations: list[Any]) -> None:
+    operation = by_label(operations, "POST /mcp")
+    content = operation.definition.raw["requestBody"]["content"]["application/json"]
+    modern = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
+    for name, example in content["examples"].items():
+        headers = {"Accept": "application/json, text/event-stream", "X-Free-Pool": "1"}
+        case = operation.Case(body=example["value"], headers=headers | (modern if name == "discover" else {}))
+        response = case.call_and_validate(checks=CHECKS, timeout=30)
+        assert response.status_code == (202 if name == "initialized" else 200), name

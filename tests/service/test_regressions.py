@@ -272,3 +272,42 @@ def test_judging_a_hostile_list_does_not_block_other_requests(service: Service, 
         answer = running.result()
     assert answer.status_code == 200 and len(answer.content) < 2_000_000
     assert worst < 1.0, f"/healthz waited {worst:.2f} s while a check was judged"
+
+
+def test_rate_limited_check_is_not_stored_either(service: Service) -> None:
+    with service(rate_limit="1/minute") as base:
+        httpx2.post(f"{base}/v1/mcp/check", json={"url": "https://127.0.0.1/"}, timeout=30)
+        limited = httpx2.post(f"{base}/v1/mcp/check", json={"url": "https://127.0.0.1/"}, timeout=30)
+    assert (limited.status_code, limited.json()["reason"]) == (429, "rate_limited")
+    assert limited.headers["cache-control"] == "no-store"
+    assert limited.headers["x-ratelimit-remaining"] == "0" and int(limited.headers["retry-after"]) >= 1
+
+
+def test_fault_of_ours_on_the_check_route_keeps_the_route_headers(
+    service: Service, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import app.service.routes as routes
+
+    async def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(routes, "run_check", broken)
+    caplog.set_level(logging.ERROR)
+    with service() as base:
+        answer = httpx2.post(f"{base}/v1/mcp/check", json={"url": "https://mcp.example.com/mcp"}, timeout=30)
+    assert (answer.status_code, answer.json()["reason"]) == (500, "internal_error")
+    assert answer.headers["content-type"] == "application/problem+json"
+    assert answer.headers["cache-control"] == "no-store"
+    assert answer.headers["x-ratelimit-limit"] == "60" and answer.headers["ratelimit"].startswith('"check";')
+    assert [r.exc_info[1] for r in caplog.records if r.exc_info and isinstance(r.exc_info[1], RuntimeError)]
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", ""])
+def test_mcp_body_not_sent_as_json_is_a_415_problem(service: Service, content_type: str) -> None:
+    headers = {"accept": "application/json, text/event-stream"} | (
+        {"content-type": content_type} if content_type else {}
+    )
+    with service() as base:
+        answer = httpx2.post(f"{base}/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', headers=headers)
+    assert (answer.status_code, answer.json()["reason"]) == (415, "unsupported_media_type")
+    assert answer.headers["content-type"] == "application/problem+json"
