@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -114,6 +115,21 @@ class Settings(BaseSettings):
         description="Peers (IPs or CIDRs) whose X-Forwarded-For is believed; empty = use the socket peer.",
     )
     openapi_path: str | None = Field(default=None, description="Path of openapi.yaml (default: the packaged one).")
+    # --- operations ----------------------------------------------------------------------------
+    log_format: Literal["json", "plain"] = Field(
+        default="json", description="Service logs: one JSON object per line, or plain lines for a terminal."
+    )
+    metrics_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="Serve /metrics on this port (same host) and not on the main port; unset = on the main port.",
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        min_length=1,
+        description="When set, /metrics needs `Authorization: Bearer <token>` (401 otherwise).",
+    )
     # --- badges ------------------------------------------------------------------------------
     badge_ttl_s: int = Field(default=86_400, ge=10, le=7 * 86_400, description="How long a badge's probe is fresh.")
     badge_rate_limit: str = Field(default="30/minute", description="Badge probes (cache misses) per client IP.")
@@ -148,6 +164,12 @@ class Settings(BaseSettings):
     def public_base_url(self) -> str:
         """``public_url`` without a trailing slash, or ``http://<host>:<port>`` when unset."""
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @model_validator(mode="after")
+    def _metrics_port_is_its_own(self) -> Settings:
+        if self.metrics_port is not None and self.metrics_port == self.port:
+            raise ValueError("metrics_port must differ from port (it serves /metrics alone)")
+        return self
 
     @field_validator("ca_bundle")
     @classmethod

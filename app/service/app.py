@@ -14,15 +14,19 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
+from app.errors import SondeError
 from app.guard import Resolver
 from app.logs import flush_all
 from app.service import badge, routes
 from app.service.accesslog import AccessLog, AccessLogger
 from app.service.badge_hits import BadgeHits
+from app.service.edge import LayeredApp, MetricsPort
 from app.service.errors import ApiError, error_response, handle_api_error
 from app.service.mcp_tool import build_mcp_server, mcp_route
-from app.service.services import build_services
+from app.service.requestid import RequestIds
+from app.service.services import Services, build_services
 from app.settings import Settings, get_settings
 
 logger = logging.getLogger("mcp_sonde.service")
@@ -36,6 +40,7 @@ EXPOSED_HEADERS = [
     "X-RateLimit-Remaining",
     "X-RateLimit-Reset",
     "Retry-After",
+    "X-Request-Id",
 ]
 
 
@@ -76,6 +81,9 @@ def create_app(
         try:
             async with mcp_server.session_manager.run():
                 yield
+        except SondeError as exc:
+            logger.error("start-up failed: %s: %s", exc.reason, exc.message)
+            raise
         finally:
             await badges.aclose()
             await services.aclose()
@@ -91,17 +99,19 @@ def create_app(
         mcp_endpoint,
         Route("/healthz", routes.healthz),
         Route("/readyz", routes.readyz),
-        Route("/metrics", routes.metrics),
+        *([Route("/metrics", routes.metrics)] if settings.metrics_port is None else []),  # else on its own port
         Route("/openapi.yaml", routes.openapi_yaml),
         Route("/openapi.json", routes.openapi_json),
         Route("/.well-known/x402", routes.well_known_x402),
     ]
     paths = frozenset(route.path for route in table)
-    app = Starlette(
+    access = AccessLogger(paths, services.metrics, plain=settings.log_format == "plain")
+    app = LayeredApp(
+        outer=lambda stack: _edge(stack, services),
         routes=table,
         middleware=[
-            Middleware(BadgeHits, badges=badges, access=AccessLogger(paths)),
-            Middleware(AccessLog, paths=paths),
+            Middleware(BadgeHits, badges=badges, access=access),
+            Middleware(AccessLog, access=access),
             Middleware(
                 CORSMiddleware,
                 allow_origins=["*"],
@@ -126,3 +136,16 @@ def create_app(
     app.state.services = services
     app.state.badges = badges
     return app
+
+
+def _edge(stack: ASGIApp, services: Services) -> ASGIApp:
+    """The layers outside Starlette's error middleware (see :mod:`app.service.edge`)."""
+    port = services.settings.metrics_port
+    if port is not None:
+        metrics_app = Starlette(
+            routes=[Route("/metrics", routes.metrics)],
+            exception_handlers={ApiError: handle_api_error, HTTPException: _http_error, Exception: _unexpected},
+        )
+        metrics_app.state.services = services
+        stack = MetricsPort(stack, metrics_app, port)
+    return RequestIds(stack, services.trusted_proxies)

@@ -121,10 +121,14 @@ class BadgeService:
     async def _probe(self, target: TargetUrl) -> tuple[BadgeState, str]:
         """A light probe through the single-flight runner; its badge is cached."""
         settings = self.services.settings
+        asked = time.monotonic()
         try:
-            resolved = await resolve_target(
-                target, resolver=self.services.resolver, allow_private=settings.allow_private
-            )
+            try:
+                resolved = await resolve_target(
+                    target, resolver=self.services.resolver, allow_private=settings.allow_private
+                )
+            finally:
+                self.services.metrics.lookup_wait.observe(time.monotonic() - asked)
         except ResolutionFailed as failure:
             result = unresolved_result(target, failure, light=True)
         else:
@@ -160,19 +164,26 @@ class BadgeService:
         self._refreshing.add(task)
         task.add_done_callback(self._refreshing.discard)
 
-    async def lookup(self, url: str) -> tuple[BadgeState, str | None] | TargetUrl:
+    async def lookup(self, url: str, *, count_miss: bool = True) -> tuple[BadgeState, str | None] | TargetUrl:
         """The badge for ``url`` when no probe is needed (a refused URL, a cache hit; a stale hit
-        starts its refresh), else the checked target of a miss."""
+        starts its refresh), else the checked target of a miss (counted unless ``count_miss`` is
+        false: the fast path hands its misses to the route, which looks again and counts)."""
         try:
             target = _checked(url, self.services.settings.allow_private)
         except TargetRefused:
             return REFUSED, None
         cached = await self._cached(target)
+        metrics = self.services.metrics
         if cached is None:
+            if count_miss:
+                metrics.badge_miss.inc()
             return target
         state, modified, fresh = cached
         if not fresh:
+            metrics.badge_stale.inc()
             self._refresh_in_background(target)
+        else:
+            metrics.badge_hit.inc()
         return state, modified
 
     async def state_for(self, request: Request, url: str) -> tuple[BadgeState, str | None]:

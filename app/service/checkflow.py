@@ -8,12 +8,13 @@ replayed payment never buys a second check (see :mod:`app.payment.gate`).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from x402.schemas import SettleResponse
 
 from app.checks.run import unresolved_check
-from app.errors import TargetRefused
+from app.errors import SondeError, TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
 from app.payment import Payment, PaymentGate
 from app.probe import ProbeFailed, ProbeResult
@@ -75,9 +76,13 @@ async def run_check(
     settings = services.settings
     try:
         target = check_url(url, allow_private=settings.allow_private)
-        resolved: ResolvedTarget | ResolutionFailed = await resolve_target(
-            target, resolver=services.resolver, allow_private=settings.allow_private
-        )
+        asked = time.monotonic()
+        try:
+            resolved: ResolvedTarget | ResolutionFailed = await resolve_target(
+                target, resolver=services.resolver, allow_private=settings.allow_private
+            )
+        finally:
+            services.metrics.lookup_wait.observe(time.monotonic() - asked)
     except TargetRefused as exc:
         raise ApiError(exc.reason, exc.message, 422) from exc
     except ResolutionFailed as failure:
@@ -85,11 +90,12 @@ async def run_check(
     except ResolverBusy as exc:
         raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
     paid_with = await services.authorize(payment, free, client)
-    served = settled = False
+    served = settled = settling = False
     try:
         if isinstance(paid_with, Payment) and paid_with.stored_result is not None:
             # The same payment again, after a settlement whose outcome was unknown.
-            receipt = await services.payments.settle(paid_with, paid_with.stored_result)
+            settling = True
+            receipt = await _settle(services, paid_with, paid_with.stored_result)
             settled = served = True
             return Served(paid_with.stored_result, receipt=receipt)
         try:
@@ -111,16 +117,30 @@ async def run_check(
             return Served(payload)
         served = True
         if isinstance(paid_with, Payment):
-            receipt = await services.payments.settle(paid_with, payload)
+            settling = True
+            receipt = await _settle(services, paid_with, payload)
             settled = True
             return Served(payload, receipt=receipt)
         return Served(payload, pool_remaining=paid_with.remaining)
     finally:
         if isinstance(paid_with, Payment) and not settled:
             await services.payments.release(paid_with)
+            if not settling:  # (a settlement's own outcome is counted by _settle)
+                services.metrics.payments.labels(outcome="released").inc()
         elif isinstance(paid_with, Draw) and not served:
             await services.free_pool.give_back(paid_with)
             services.metrics.pool_draws.labels(outcome="returned").inc()
+
+
+async def _settle(services: Services, payment: Payment, result: bytes) -> SettleResponse:
+    """Settle ``payment``, counting the outcome (``settled`` or the refusal's reason key)."""
+    try:
+        receipt = await services.payments.settle(payment, result)
+    except SondeError as exc:
+        services.metrics.payments.labels(outcome=exc.reason).inc()
+        raise
+    services.metrics.payments.labels(outcome="settled").inc()
+    return receipt
 
 
 def chargeable(result: ProbeResult) -> bool:

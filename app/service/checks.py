@@ -64,7 +64,7 @@ class CheckRunner:
         store: locks, slots and published results.
         settings: limits and budgets.
         probe: the probe to run for a resolved target in a :class:`CheckMode`.
-        metrics: where joins are counted.
+        metrics: where joins, probes and waits for a host's turn are counted.
     """
 
     def __init__(self, store: Store, settings: Settings, probe: ProbeFn, metrics: Metrics) -> None:
@@ -131,17 +131,21 @@ class CheckRunner:
         slots, gate = key("host-slots", host), key("host-start", host)
         token = secrets.token_hex(16)
         budget = self.settings.light_probe_timeout_s if mode.light else self.settings.probe_timeout_s
+        asked = time.monotonic()
         while not await self.store.acquire_slot(slots, token, self.settings.host_concurrency, budget + 5):
             if time.monotonic() > deadline:
+                self.metrics.turn_wait.observe(time.monotonic() - asked)
                 raise TargetBusy(math.ceil(budget))
             await asyncio.sleep(_POLL_S)
         try:
             interval = self.settings.host_start_interval_s
             while interval > 0 and not await self.store.set_nx(gate, b"1", interval):
                 if time.monotonic() > deadline:
+                    self.metrics.turn_wait.observe(time.monotonic() - asked)
                     raise TargetBusy(math.ceil(interval))
                 await asyncio.sleep(_POLL_S)
             started = time.monotonic()
+            self.metrics.turn_wait.observe(started - asked)
             result = await self.probe(target, mode)
             self.metrics.probes.labels(status=result.status).inc()
             self.metrics.probe_seconds.observe(time.monotonic() - started)

@@ -46,6 +46,8 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "target_busy": (429, "The target host already has its share of probes running; see Retry-After."),
     "probe_internal_error": (500, "The check failed through a fault of mcp-sonde; nothing was charged."),
     "resolver_busy": (503, "Every host lookup slot is taken; try again shortly (see Retry-After)."),
+    "png_unavailable": (503, "PNG badges cannot be drawn on this instance (no cairo library); use the SVG badge."),
+    "metrics_unauthorized": (401, "/metrics needs Authorization: Bearer with the instance's metrics token."),
     "not_found": (404, "No such route."),
     "method_not_allowed": (405, "Method not allowed on this route."),
 }

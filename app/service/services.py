@@ -84,7 +84,11 @@ class Services:
                 :mod:`app.payment.gate` and ``free_pool_exhausted``.
         """
         if payment is not None:
-            return await self.payments.begin(payment)
+            try:
+                return await self.payments.begin(payment)
+            except ApiError as exc:
+                self.metrics.payments.labels(outcome=exc.reason).inc()
+                raise
         if free:
             draw = await self.free_pool.draw(client)
             if draw is None:
