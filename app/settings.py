@@ -130,6 +130,10 @@ class Settings(BaseSettings):
         min_length=1,
         description="When set, /metrics needs `Authorization: Bearer <token>` (401 otherwise).",
     )
+    otel_enabled: bool = Field(
+        default=False,
+        description="Export OpenTelemetry traces of checks (needs the `otel` extra and an exporter; OTEL_* env).",
+    )
     # --- badges ------------------------------------------------------------------------------
     badge_ttl_s: int = Field(default=86_400, ge=10, le=7 * 86_400, description="How long a badge's probe is fresh.")
     badge_rate_limit: str = Field(default="30/minute", description="Badge probes (cache misses) per client IP.")

@@ -108,6 +108,17 @@ def test_a_lifespan_start_up_failure_exits_with_its_own_code() -> None:
     assert b"start-up failed: facilitator_unsupported: the facilitator does not settle" in err
 
 
+def test_a_worker_s_start_up_failure_stops_serve_with_the_same_code() -> None:
+    env = {
+        "MCP_SONDE_REDIS_URL": shared_redis_url(),
+        "MCP_SONDE_REDIS_NAMESPACE": f"test-{uuid.uuid4().hex[:12]}:",
+        "MCP_SONDE_OTEL_ENABLED": "1",
+        "OTEL_TRACES_EXPORTER": "not-installed",
+    }
+    code, _out, err = finish(launch("serve", "--port", str(free_port()), "--workers", "2", env=env), timeout=120)
+    assert code == SERVE_EXIT_STARTUP and b"otel_unavailable" in err
+
+
 def test_with_two_workers_a_clean_stop_exits_0() -> None:
     env = {"MCP_SONDE_REDIS_URL": shared_redis_url(), "MCP_SONDE_REDIS_NAMESPACE": f"test-{uuid.uuid4().hex[:12]}:"}
     with sonde("--workers", "2", env=env) as served:

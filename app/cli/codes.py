@@ -39,5 +39,6 @@ SERVE_EXIT_HELP: Final = (
     f"exit codes: 0 stopped cleanly (SIGTERM or Ctrl-C); {EXIT_USAGE} usage error; "
     f"{SERVE_EXIT_SETTINGS} invalid settings (MCP_SONDE_* or flags); "
     f"{SERVE_EXIT_PORT} a port cannot be bound (--port, MCP_SONDE_METRICS_PORT); "
-    f"{SERVE_EXIT_STARTUP} start-up failed (the app or its start-up checks); {EXIT_INTERNAL} internal fault"
+    f"{SERVE_EXIT_STARTUP} start-up failed (the app or its start-up checks, for example tracing asked for "
+    f"and not installed); {EXIT_INTERNAL} internal fault"
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import httpcore2
 from starlette.applications import Starlette
@@ -28,6 +29,9 @@ from app.service.mcp_tool import build_mcp_server, mcp_route
 from app.service.requestid import RequestIds
 from app.service.services import Services, build_services
 from app.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 logger = logging.getLogger("mcp_sonde.service")
 
@@ -60,6 +64,7 @@ def create_app(
     *,
     resolver: Resolver | None = None,
     network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> Starlette:
     """Build the service.
 
@@ -67,9 +72,13 @@ def create_app(
         settings: defaults to :func:`app.settings.get_settings`.
         resolver: for the target guard and probes (default: the system resolver).
         network_backend: the socket backend for probes (tests pass a loopback one).
+        tracer_provider: with ``otel_enabled``, the OpenTelemetry tracer provider to use
+            (default: one built from the ``OTEL_*`` environment; see :mod:`app.service.tracing`).
     """
     settings = settings or get_settings()
-    services = build_services(settings, resolver=resolver, network_backend=network_backend)
+    services = build_services(
+        settings, resolver=resolver, network_backend=network_backend, tracer_provider=tracer_provider
+    )
     badges = badge.BadgeService(services)
     mcp_server = build_mcp_server(services)
     mcp_endpoint, _sdk_app = mcp_route(mcp_server, settings.body_timeout_s)
@@ -79,12 +88,14 @@ def create_app(
         if settings.allow_private:
             logger.warning("allow_private is ON: checks may reach private addresses (development only)")
         try:
+            services.tracing.start()  # (otel_unavailable: the start fails, with one clear line)
             async with mcp_server.session_manager.run():
                 yield
         except SondeError as exc:
             logger.error("start-up failed: %s: %s", exc.reason, exc.message)
             raise
         finally:
+            services.tracing.shutdown()
             await badges.aclose()
             await services.aclose()
             flush_all()  # access lines still buffered (uvicorn's SIGTERM exit skips atexit)

@@ -121,18 +121,21 @@ class BadgeService:
     async def _probe(self, target: TargetUrl) -> tuple[BadgeState, str]:
         """A light probe through the single-flight runner; its badge is cached."""
         settings = self.services.settings
-        asked = time.monotonic()
-        try:
+        with self.services.tracing.check(light=True) as span:
+            span.target(target.host)
+            asked = time.monotonic()
             try:
-                resolved = await resolve_target(
-                    target, resolver=self.services.resolver, allow_private=settings.allow_private
-                )
-            finally:
-                self.services.metrics.lookup_wait.observe(time.monotonic() - asked)
-        except ResolutionFailed as failure:
-            result = unresolved_result(target, failure, light=True)
-        else:
-            result = await self.services.checks.check(resolved, CheckMode(light=True))
+                try:
+                    resolved = await resolve_target(
+                        target, resolver=self.services.resolver, allow_private=settings.allow_private
+                    )
+                finally:
+                    self.services.metrics.lookup_wait.observe(time.monotonic() - asked)
+            except ResolutionFailed as failure:
+                result = unresolved_result(target, failure, light=True)
+            else:
+                result = await self.services.checks.check(resolved, CheckMode(light=True))
+            span.result(result.status, result.reason)
         state = state_of(result)
         modified = format_datetime(result.checked_at.astimezone(UTC), usegmt=True)
         entry = {

@@ -23,6 +23,7 @@ from app.service.checks import CheckMode, TargetBusy
 from app.service.errors import ApiError
 from app.service.freepool import Draw
 from app.service.services import Services
+from app.service.tracing import CheckSpan
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,24 @@ async def run_check(
         ApiError: 422 for a refused URL, 402/400/409 for payment faults, 429 ``target_busy``,
             503 ``resolver_busy`` / ``facilitator_unavailable``, 500 ``probe_internal_error``.
     """
+    with services.tracing.check(light=False) as span:
+        return await _run(services, url, span, client, payment, free, credentials, include_tools)
+
+
+async def _run(
+    services: Services,
+    url: str,
+    span: CheckSpan,
+    client: str,
+    payment: str | dict[str, object] | None,
+    free: bool,
+    credentials: Credentials | None,
+    include_tools: bool,
+) -> Served:
     settings = services.settings
     try:
         target = check_url(url, allow_private=settings.allow_private)
+        span.target(target.host)
         asked = time.monotonic()
         try:
             resolved: ResolvedTarget | ResolutionFailed = await resolve_target(
@@ -111,6 +127,7 @@ async def run_check(
             raise ApiError("target_busy", exc.message, headers={"Retry-After": str(exc.retry_after)}) from exc
         except ProbeFailed as exc:
             raise ApiError("probe_internal_error", exc.message) from exc
+        span.result(result.status, result.reason)
         payload = result.model_dump_json(exclude=None if include_tools else {"tool_definitions"}).encode()
         if not chargeable(result):
             # Our lookup gave no definitive answer: served, but not charged (a draw is given back).

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpcore2
 
 from app.checks.run import full_check
 from app.guard import ResolvedTarget, Resolver, SystemResolver
 from app.payment import HttpFacilitator, Payment, PaymentGate
-from app.probe import ProbeResult, probe
+from app.probe import ProbeResult
+from app.probe.runner import observe
 from app.service.checks import CheckMode, CheckRunner
 from app.service.clientip import Network, parse_networks
 from app.service.errors import ApiError
@@ -18,8 +19,12 @@ from app.service.freepool import Draw, FreePool, seconds_to_utc_midnight
 from app.service.metrics import Metrics
 from app.service.openapi import load_document
 from app.service.ratelimit import Decision, RateLimiter
+from app.service.tracing import TracedFacilitator, Tracing
 from app.settings import Settings
 from app.store import Store, open_store
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 
 @dataclass
@@ -37,27 +42,37 @@ class Services:
     trusted_proxies: tuple[Network, ...]
     payments: PaymentGate
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
+    tracing: Tracing = field(default_factory=lambda: Tracing(enabled=False))
 
     async def probe_target(self, target: ResolvedTarget, mode: CheckMode) -> ProbeResult:
-        """Probe a target already resolved and checked: a light probe, or a full check with its suite."""
+        """Probe a target already resolved and checked: a light probe, or a full check with its suite
+        (with tracing on, the probe's steps become spans under the current check's)."""
+        clock = self.tracing.step_observer()
+        result: ProbeResult
         if not mode.light:
-            return await full_check(
+            result = await full_check(
                 target.url.url,
                 settings=self.settings,
                 resolver=self.resolver,
                 network_backend=self.network_backend,
                 resolved=target,
                 credentials=mode.credentials,
+                observer=clock,
                 include_tools=mode.include_tools,
             )
-        return await probe(
-            target.url.url,
-            light=True,
-            settings=self.settings,
-            resolver=self.resolver,
-            network_backend=self.network_backend,
-            resolved=target,
-        )
+        else:
+            observation = await observe(
+                target.url.url,
+                light=True,
+                settings=self.settings,
+                resolver=self.resolver,
+                network_backend=self.network_backend,
+                resolved=target,
+                observer=clock,
+            )
+            result = observation.result
+        self.tracing.probe_steps(clock, result)
+        return result
 
     async def admit(self, client: str) -> Decision:
         """Count one check against the client's rate limit; the decision's headers go on every answer.
@@ -123,12 +138,17 @@ def build_services(
     *,
     resolver: Resolver | None = None,
     network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> Services:
-    """Build the collaborators for one app instance."""
+    """Build the collaborators for one app instance (``tracer_provider``: see :class:`Tracing`)."""
     store = open_store(
         settings.redis_url, settings.redis_timeout_s, settings.redis_namespace, settings.memory_store_max_bytes
     )
     metrics = Metrics()
+    tracing = Tracing(settings.otel_enabled, tracer_provider)
+    facilitator = HttpFacilitator(
+        settings.facilitator_url, settings.facilitator_headers, settings.facilitator_timeout_s
+    )
     services = Services(
         settings=settings,
         store=store,
@@ -143,10 +163,11 @@ def build_services(
         trusted_proxies=parse_networks(settings.trusted_proxies),
         payments=PaymentGate(
             settings,
-            HttpFacilitator(settings.facilitator_url, settings.facilitator_headers, settings.facilitator_timeout_s),
+            TracedFacilitator(facilitator, tracing, settings.facilitator_url) if tracing.enabled else facilitator,
             store,
         ),
         network_backend=network_backend,
+        tracing=tracing,
     )
     services.checks = CheckRunner(store, settings, services.probe_target, metrics)
     return services

@@ -391,3 +391,29 @@ def test_a_verified_payment_not_used_is_counted_released(
     assert value(text, "mcp_sonde_payments_total", outcome="released") == 1
     assert value(text, "mcp_sonde_payments_total", outcome="settled") == 0
     assert chain.balance(chain.payer) == START_BALANCE
+
+
+def test_a_traced_paid_check_has_its_facilitator_calls_as_children(
+    paid_service: PaidService, chain: Chain, target: dict[str, str]
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with paid_service(tracer_provider=provider, otel_enabled=True) as base:
+        signature = payment_for(base, chain, target)
+        exporter.clear()  # (the unpaid 402 above is a check span of its own)
+        assert paid_post(base, target, signature).status_code == 200
+    spans = exporter.get_finished_spans()
+    (check,) = [span for span in spans if span.name == "mcp_sonde.check"]
+    assert check.context is not None
+    children = {span.name: span for span in spans if span.parent and span.parent.span_id == check.context.span_id}
+    verify, settle = children["mcp_sonde.facilitator.verify"], children["mcp_sonde.facilitator.settle"]
+    assert dict(verify.attributes or {}) == {"server.address": "127.0.0.1", "mcp_sonde.outcome": "valid"}
+    assert dict(settle.attributes or {}) == {"server.address": "127.0.0.1", "mcp_sonde.outcome": "settled"}
+    assert "mcp_sonde.probe.tools/list" in children
+    assert verify.end_time is not None and settle.start_time is not None and verify.end_time <= settle.start_time
+    assert signature not in repr([dict(span.attributes or {}) for span in spans])
