@@ -18,6 +18,10 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+#: ``free_pool_per_ip`` when ``allow_private`` is on and it is not set: local development is
+#: one client checking its own servers again and again, and the free pool should not stop it.
+DEVELOPMENT_FREE_POOL_PER_IP = 1000
+
 
 class PaymentNetwork(BaseModel):
     """One accepted payment option: a CAIP-2 network, a USDC-like asset, its EIP-712 domain."""
@@ -102,7 +106,12 @@ class Settings(BaseSettings):
     )
     free_pool_header: str = Field(default="X-Free-Pool", description="Header that asks for a free-pool check.")
     free_pool_size: int = Field(default=1000, ge=0, description="Free checks per UTC day, all clients together.")
-    free_pool_per_ip: int = Field(default=20, ge=0, description="Free checks per client IP per UTC day.")
+    free_pool_per_ip: int = Field(
+        default=20,
+        ge=0,
+        description=f"Free checks per client IP per UTC day ({DEVELOPMENT_FREE_POOL_PER_IP} by default when "
+        "allow_private is on).",
+    )
     host_concurrency: int = Field(default=2, ge=1, le=100, description="Probes running at once per target host.")
     host_start_interval_s: float = Field(
         default=1.0, ge=0, le=60, description="Least time between two probe starts per target host, seconds."
@@ -168,6 +177,13 @@ class Settings(BaseSettings):
     def public_base_url(self) -> str:
         """``public_url`` without a trailing slash, or ``http://<host>:<port>`` when unset."""
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @model_validator(mode="after")
+    def _development_free_pool(self) -> Settings:
+        """Under ``allow_private`` the per-client share defaults to :data:`DEVELOPMENT_FREE_POOL_PER_IP`."""
+        if self.allow_private and "free_pool_per_ip" not in self.model_fields_set:
+            object.__setattr__(self, "free_pool_per_ip", DEVELOPMENT_FREE_POOL_PER_IP)  # (frozen: set once, here)
+        return self
 
     @model_validator(mode="after")
     def _metrics_port_is_its_own(self) -> Settings:

@@ -108,9 +108,14 @@ class Services:
             draw = await self.free_pool.draw(client)
             if draw is None:
                 self.metrics.pool_draws.labels(outcome="exhausted").inc()
-                which = "this client's share" if await self.free_pool.pool_left() > 0 else "today's pool"
+                share = await self.free_pool.pool_left() > 0
+                which = "this client's share" if share else "today's pool"
+                setting = "MCP_SONDE_FREE_POOL_PER_IP" if share else "MCP_SONDE_FREE_POOL_SIZE"
                 headers = {"Retry-After": str(seconds_to_utc_midnight()), "X-Free-Pool-Remaining": "0"}
-                message = f"{which} of free checks is used up until 00:00 UTC; pay with x402 instead"
+                message = (
+                    f"{which} of free checks is used up until 00:00 UTC; pay with x402 instead "
+                    f"(the operator raises it with the setting {setting})"
+                )
                 raise self.payments.required("free_pool_exhausted", message, headers=headers)
             self.metrics.pool_draws.labels(outcome="drawn").inc()
             return draw
