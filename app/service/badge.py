@@ -24,7 +24,9 @@ import hashlib
 import json
 import logging
 import math
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC
 from email.utils import format_datetime
@@ -39,11 +41,11 @@ from app.guard import ResolutionFailed, ResolverBusy, TargetUrl, check_url, reso
 from app.probe import ProbeFailed, ProbeResult, unresolved_result
 from app.service.checks import CheckMode, TargetBusy
 from app.service.clientip import client_ip, rate_key
+from app.service.errors import ApiError
 from app.service.ratelimit import RateLimiter
 from app.service.services import Services
 from app.store import key
 from badges import STYLES, Style, render_svg
-from badges.png import render_png
 
 logger = logging.getLogger("mcp_sonde.badge")
 LABEL = "MCP"
@@ -249,11 +251,53 @@ def _checked(url: str, allow_private: bool) -> TargetUrl:
     return check_url(url, allow_private=allow_private)
 
 
+class PngUnavailable(SondeError):
+    """The PNG renderer cannot load (cairosvg, or the system's cairo library; reason ``png_unavailable``)."""
+
+
+class _PngRenderer:
+    """:func:`badges.png.render_png`, imported on first use: ``serve`` starts (and serves SVG and
+    JSON badges) on a machine without the system's cairo library, and a renderer that cannot
+    load is said once in the log, then refused at once on every PNG request."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._render: Callable[[str], bytes] | None = None
+        self._failure: str | None = None
+
+    def __call__(self) -> Callable[[str], bytes]:
+        """The renderer (blocking on the first call: call it off the event loop).
+
+        Raises:
+            PngUnavailable: cairosvg or cairo cannot be loaded.
+        """
+        with self._lock:
+            if self._render is None and self._failure is None:
+                try:
+                    from badges.png import render_png
+                except (ImportError, OSError) as exc:  # (cairocffi's dlopen raises OSError)
+                    self._failure = type(exc).__name__
+                    logger.error(
+                        "PNG badges are unavailable: the cairo library could not be loaded (%s); "
+                        "GET /badge/mcp.png answers 503 png_unavailable, SVG and JSON badges are served",
+                        self._failure,
+                    )
+                else:
+                    self._render = render_png
+            if self._render is None:
+                message = "PNG badges are unavailable on this instance; use the SVG badge"
+                raise PngUnavailable("png_unavailable", message)
+            return self._render
+
+
+png_renderer = _PngRenderer()
+
+
 @functools.lru_cache(maxsize=1024)
 def _drawn(message: str, color: str, style: Style, kind: str) -> tuple[bytes, str]:
     """The badge body and its strong ETag, drawn once per message, colour and known style."""
     svg = render_svg(LABEL, message, color, style=style)
-    body = render_png(svg) if kind == "png" else svg.encode()
+    body = png_renderer()(svg) if kind == "png" else svg.encode()
     return body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
 
@@ -353,7 +397,12 @@ async def badge_svg(request: Request) -> Response:
 
 
 async def badge_png(request: Request) -> Response:
-    """``GET /badge/mcp.png?url=...``: the flat badge as PNG (drawn off the event loop, then remembered)."""
+    """``GET /badge/mcp.png?url=...``: the flat badge as PNG (drawn off the event loop, then remembered);
+    503 ``png_unavailable`` before any probe when the renderer cannot load."""
+    try:
+        await anyio.to_thread.run_sync(png_renderer)
+    except PngUnavailable as exc:
+        raise ApiError(exc.reason, exc.message, headers={"Cache-Control": "no-store"}) from exc
     state, modified = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
     body, etag = await anyio.to_thread.run_sync(_drawn, state.message, state.color, "flat", "png")
     return _answer(request, body, etag, "image/png", state, modified)

@@ -345,3 +345,44 @@ def test_a_refused_stale_refresh_is_one_log_line_not_a_traceback(
     assert refusals and all(r.exc_info is None for r in refusals)
     assert all("address_" in r.getMessage() or "refused" in r.getMessage() for r in refusals), refusals
     assert len(resolver.queries) <= len(refusals)
+
+
+def test_importing_the_app_does_not_load_cairo() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, app.service.app; print(sorted(m for m in sys.modules if m.startswith(('cairo', 'badges.png'))))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+#: Make cairocffi fail as its dlopen does on a machine without the system's cairo library.
+NO_CAIRO = """
+import importlib.abc
+class NoCairo(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "cairocffi" or name.startswith("cairocffi."):
+            raise OSError("no library called \\"cairo-2\\" was found")
+        return None
+sys.meta_path.insert(0, NoCairo())
+"""
+
+
+def test_without_cairo_serve_starts_and_only_the_png_badge_is_refused(raw: RawServer) -> None:
+    from tests.servers.sonde import sonde
+
+    raw.routes["/mcp"] = MiniMcp()
+    with sonde("--allow-private", preamble=NO_CAIRO) as served:
+        pngs = [httpx2.get(f"{served.base}/badge/mcp.png", params={"url": raw.url("/mcp")}) for _ in range(3)]
+        svg = badge(served.base, raw.url("/mcp"))
+        shields = badge(served.base, raw.url("/mcp"), ".json")
+        health = httpx2.get(f"{served.base}/healthz")
+    assert served.returncode == 0
+    for png in pngs:
+        assert png.status_code == 503 and png.json()["error"]["reason"] == "png_unavailable"
+    assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
+    assert svg.headers["x-badge-state"] == "ok" and shields.json()["message"].startswith("live")
+    assert health.status_code == 200
+    said = [r for r in served.records() if "PNG" in r["message"] or "cairo" in r["message"]]
+    assert len(said) == 1 and said[0]["level"] == "ERROR" and "OSError" in said[0]["message"], said
+    assert handshakes(raw) == 1  # the PNG requests probed nothing
