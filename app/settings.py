@@ -13,9 +13,14 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: ``free_pool_per_ip`` when ``allow_private`` is on and it is not set: local development is
+#: one client checking its own servers again and again, and the free pool should not stop it.
+DEVELOPMENT_FREE_POOL_PER_IP = 1000
 
 
 class PaymentNetwork(BaseModel):
@@ -106,7 +111,12 @@ class Settings(BaseSettings):
         description="Browser origins (scheme://host[:port]) whose pages may draw on the free pool; "
         "this service's own origin always may.",
     )
-    free_pool_per_ip: int = Field(default=20, ge=0, description="Free checks per client IP per UTC day.")
+    free_pool_per_ip: int = Field(
+        default=20,
+        ge=0,
+        description=f"Free checks per client IP per UTC day ({DEVELOPMENT_FREE_POOL_PER_IP} by default when "
+        "allow_private is on).",
+    )
     host_concurrency: int = Field(default=2, ge=1, le=100, description="Probes running at once per target host.")
     host_client_concurrency: int = Field(
         default=1, ge=1, le=100, description="Probes of one target host that one client may have running at once."
@@ -122,6 +132,25 @@ class Settings(BaseSettings):
         description="Peers (IPs or CIDRs) whose X-Forwarded-For is believed; empty = use the socket peer.",
     )
     openapi_path: str | None = Field(default=None, description="Path of openapi.yaml (default: the packaged one).")
+    # --- operations ----------------------------------------------------------------------------
+    log_format: Literal["json", "plain"] = Field(
+        default="json", description="Service logs: one JSON object per line, or plain lines for a terminal."
+    )
+    metrics_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="Serve /metrics on this port (same host) and not on the main port; unset = on the main port.",
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        min_length=1,
+        description="When set, /metrics needs `Authorization: Bearer <token>` (401 otherwise).",
+    )
+    otel_enabled: bool = Field(
+        default=False,
+        description="Export OpenTelemetry traces of checks (needs the `otel` extra and an exporter; OTEL_* env).",
+    )
     # --- badges ------------------------------------------------------------------------------
     badge_ttl_s: int = Field(default=86_400, ge=10, le=7 * 86_400, description="How long a badge's probe is fresh.")
     badge_rate_limit: str = Field(default="30/minute", description="Badge probes (cache misses) per client IP.")
@@ -156,6 +185,19 @@ class Settings(BaseSettings):
     def public_base_url(self) -> str:
         """``public_url`` without a trailing slash, or ``http://<host>:<port>`` when unset."""
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @model_validator(mode="after")
+    def _development_free_pool(self) -> Settings:
+        """Under ``allow_private`` the per-client share defaults to :data:`DEVELOPMENT_FREE_POOL_PER_IP`."""
+        if self.allow_private and "free_pool_per_ip" not in self.model_fields_set:
+            object.__setattr__(self, "free_pool_per_ip", DEVELOPMENT_FREE_POOL_PER_IP)  # (frozen: set once, here)
+        return self
+
+    @model_validator(mode="after")
+    def _metrics_port_is_its_own(self) -> Settings:
+        if self.metrics_port is not None and self.metrics_port == self.port:
+            raise ValueError("metrics_port must differ from port (it serves /metrics alone)")
+        return self
 
     @field_validator("ca_bundle")
     @classmethod

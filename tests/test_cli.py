@@ -96,10 +96,41 @@ def test_invalid_environment_setting_is_a_usage_error() -> None:
     assert "probe_timeout_s" in completed.stderr and "Traceback" not in completed.stderr
 
 
-def test_refusal_of_a_local_url_hints_at_the_switch() -> None:
-    completed = run_cli("check", "http://127.0.0.1:8000/mcp")
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8000/mcp",
+        "https://127.0.0.1/mcp",
+        "https://[::1]/mcp",
+        "https://10.1.2.3:8443/mcp",
+        "http://localhost:8001/mcp",
+        "https://localhost/mcp",
+        "https://api.localhost/mcp",
+    ],
+)
+def test_refusal_of_a_local_url_hints_at_the_switch(url: str) -> None:
+    completed = run_cli("check", url)
     assert completed.returncode == EXIT_REFUSED
-    assert "--allow-private" in completed.stderr
+    assert "hint:" in completed.stderr and "--allow-private" in completed.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://mcp.example.com/mcp", "scheme_not_https"),
+        ("https://mcp.example.com:8443/mcp", "port_not_allowed"),
+        ("https://8.8.8.8/mcp", "host_ip_literal"),
+        ("https://169.254.169.254/latest", "host_ip_literal"),
+        ("https://user:pw@mcp.example.com/mcp", "userinfo_present"),
+        ("https://printer.local/mcp", "host_not_public_name"),
+        ("https://mcp.example.com/{tenant}/mcp", "placeholder_present"),
+    ],
+)
+def test_other_refusals_get_no_hint(url: str, reason: str) -> None:
+    completed = run_cli("check", url)
+    assert completed.returncode == EXIT_REFUSED
+    assert f"refused: {reason}" in completed.stderr
+    assert "hint" not in completed.stderr and "--allow-private" not in completed.stderr
 
 
 def test_summary_shows_auth_facts(raw: RawServer) -> None:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
+from datetime import datetime, timedelta
 
 import pytest
 
 CODE = """
 import logging.config, sys, time
-from app.logs import SERVICE_LOGGING
+from app.logs import service_logging
 from app.service.accesslog import AccessLogger
-logging.config.dictConfig(SERVICE_LOGGING)
+logging.config.dictConfig(service_logging())
 access = AccessLogger(frozenset({"/badge/mcp"}))
 scope = {"method": "GET", "path": "/badge/mcp", "client": ("203.0.113.9", 5000)}
 for _ in range(3):
@@ -35,7 +37,18 @@ def test_access_lines_reach_stdout_within_the_flush_interval_while_the_process_r
     finally:
         process.kill()
         process.communicate()
-    assert lines[0] == {"method": "GET", "path": "/badge/mcp", "status": 200, "ms": 0.0, "client": "203.0.113.9"}
+    stamp = lines[0].pop("timestamp")
+    assert lines[0] == {
+        "level": "INFO",
+        "logger": "mcp_sonde.access",
+        "method": "GET",
+        "path": "/badge/mcp",
+        "status": 200,
+        "ms": 0.0,
+        "client": "203.0.113.9",
+    }
+    assert datetime.fromisoformat(stamp).utcoffset() == timedelta(0)
+    assert abs(datetime.fromisoformat(stamp).timestamp() - time.time()) < 30
     assert lines[3]["path"] == "<unmatched>" and lines[3]["client"] is None
 
 
@@ -74,3 +87,69 @@ def test_serve_stopped_by_sigterm_writes_every_access_line(unbuffered: str) -> N
     lines = [json.loads(line) for line in out.splitlines() if line.startswith(b"{")]
     assert [(line["path"], line["status"]) for line in lines] == [("/healthz", 200)] * 5
     assert b"secret" not in out
+
+
+RECORDS = """
+import logging, logging.config, sys
+from app.logs import REQUEST_ID, service_logging
+logging.config.dictConfig(service_logging(sys.argv[1]))
+logging.getLogger("uvicorn.error").info("Started server process [%d]", 42, extra={"color_message": "coloured"})
+logging.getLogger("mcp_sonde.service").warning("outside a request")
+token = REQUEST_ID.set("req-1")
+logging.getLogger("mcp_sonde.probe").warning("inside %s", "a request")
+logging.getLogger("app.checks.hygiene").warning("through the root logger")
+logging.getLogger("some.library").warning("a library's warning")
+logging.getLogger("some.library").info("below the root's level")
+try:
+    raise ValueError("boom")
+except ValueError:
+    logging.getLogger("mcp_sonde.service").exception("unhandled error")
+REQUEST_ID.reset(token)
+"""
+
+
+def test_every_logger_writes_one_json_object_per_line() -> None:
+    done = subprocess.run([sys.executable, "-c", RECORDS, "json"], capture_output=True, timeout=30, check=True)
+    records = [json.loads(line) for line in done.stderr.decode().splitlines()]
+    assert [(r["logger"], r["level"], r["message"]) for r in records] == [
+        ("uvicorn.error", "INFO", "Started server process [42]"),
+        ("mcp_sonde.service", "WARNING", "outside a request"),
+        ("mcp_sonde.probe", "WARNING", "inside a request"),
+        ("app.checks.hygiene", "WARNING", "through the root logger"),
+        ("some.library", "WARNING", "a library's warning"),
+        ("mcp_sonde.service", "ERROR", "unhandled error"),
+    ]
+    assert [r.get("request_id") for r in records] == [None, None, "req-1", "req-1", "req-1", "req-1"]
+    for record in records:
+        assert set(record) <= {"timestamp", "level", "logger", "message", "request_id", "exception"}
+        stamp = datetime.fromisoformat(record["timestamp"])
+        assert stamp.utcoffset() == timedelta(0) and abs(stamp.timestamp() - time.time()) < 30
+    assert next(iter(records[0])) == "timestamp"
+    assert records[-1]["exception"].startswith("Traceback") and "ValueError: boom" in records[-1]["exception"]
+    assert done.stdout == b""
+
+
+def test_plain_logs_are_one_readable_line_per_record() -> None:
+    done = subprocess.run([sys.executable, "-c", RECORDS, "plain"], capture_output=True, timeout=30, check=True)
+    lines = done.stderr.decode().splitlines()
+    assert lines[1].endswith(" WARNING mcp_sonde.service [-] outside a request")
+    assert lines[2].endswith(" WARNING mcp_sonde.probe [req-1] inside a request")
+    assert not lines[0].startswith("{")
+
+
+PLAIN_ACCESS = """
+import logging.config, time
+from app.logs import REQUEST_ID, service_logging
+from app.service.accesslog import AccessLogger
+logging.config.dictConfig(service_logging("plain"))
+REQUEST_ID.set("req-2")
+AccessLogger(frozenset({"/healthz"}), plain=True).write(
+    {"method": "GET", "path": "/healthz", "client": ("203.0.113.9", 1)}, 200, time.perf_counter()
+)
+"""
+
+
+def test_plain_access_lines_are_readable_too() -> None:
+    done = subprocess.run([sys.executable, "-c", PLAIN_ACCESS], capture_output=True, timeout=30, check=True)
+    line = done.stdout.decode().strip()
+    assert re.search(r" INFO mcp_sonde\.access \[req-2\] GET /healthz 200 [0-9.]+ ms 203\.0\.113\.9$", line), line

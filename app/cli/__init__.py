@@ -6,7 +6,8 @@ status class (:data:`EXIT_CODES`, see :mod:`app.cli.check`); a URL the target gu
 exits with 3 and nothing is connected to.
 
 ``mcp-sonde serve [--host H] [--port P] [--workers N] [--allow-private]`` runs the HTTP API
-under uvicorn (settings from ``MCP_SONDE_*`` and ``REDIS_URL``).
+under uvicorn (settings from ``MCP_SONDE_*`` and ``REDIS_URL``; see :mod:`app.cli.serve`) and
+exits with one of its own codes (:data:`app.cli.codes.SERVE_EXIT_HELP`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,16 @@ import sys
 from collections.abc import Sequence
 
 from app import __version__
-from app.cli.codes import EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_REFUSED, EXIT_USAGE
-from app.logs import SERVICE_LOGGING, configure_cli_logging
+from app.cli.codes import (
+    EXIT_CODES,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    SERVE_EXIT_HELP,
+    SERVE_EXIT_SETTINGS,
+)
+from app.logs import configure_cli_logging
 
 __all__ = ["EXIT_CODES", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_REFUSED", "EXIT_USAGE", "build_parser", "main"]
 
@@ -39,25 +48,13 @@ def _serve(args: argparse.Namespace) -> int:
         os.environ[f"MCP_SONDE_{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
     settings = settings_of({})
     if settings is None:
-        return EXIT_USAGE
+        return SERVE_EXIT_SETTINGS
     if settings.workers > 1 and not settings.redis_url:
         sys.stderr.write("mcp-sonde: the embedded store is per process; set REDIS_URL to run more than one worker\n")
-        return EXIT_USAGE
-    import uvicorn
+        return SERVE_EXIT_SETTINGS
+    from app.cli.serve import serve
 
-    uvicorn.run(
-        "app.service.app:create_app",
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=settings.workers,
-        access_log=False,  # uvicorn's access log prints query strings; ours does not
-        proxy_headers=False,  # client IPs follow the trusted_proxies setting instead
-        log_config=SERVICE_LOGGING,  # applied in every worker process
-        limit_concurrency=settings.limit_concurrency,
-        timeout_keep_alive=5,
-    )
-    return 0
+    return serve(settings)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,7 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     from app.cli.check import add_parser as add_check  # the probe's imports: inside main's Ctrl-C guard
 
     add_check(commands)
-    serve = commands.add_parser("serve", help="run the HTTP API (settings: MCP_SONDE_* and REDIS_URL)")
+    serve = commands.add_parser(
+        "serve",
+        help="run the HTTP API (settings: MCP_SONDE_* and REDIS_URL)",
+        description="Run the HTTP API under uvicorn (settings: MCP_SONDE_* and REDIS_URL; flags override them).",
+        epilog=SERVE_EXIT_HELP,
+    )
     serve.add_argument("--host", help="listen address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="listen port (default 8000)")
     serve.add_argument("--workers", type=int, help="worker processes (more than 1 needs REDIS_URL)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import ipaddress
 import json
 import sys
 import threading
@@ -23,6 +24,8 @@ from app.checks.run import full_check
 from app.cli.codes import EXIT_CODES, EXIT_HELP, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_REFUSED, EXIT_USAGE
 from app.cli.progress import Progress
 from app.errors import SondeError, TargetRefused
+from app.guard.addresses import classify
+from app.guard.target import DEVELOPMENT_KINDS, AddressRefused
 from app.probe.credentials import CredentialRefused, Credentials, validate
 from app.settings import Settings
 
@@ -55,17 +58,35 @@ def _importing_once_connecting(observer: Callable[[str], None] | None) -> Callab
     return observe
 
 
-_LOCAL_HINT_REASONS: Final = frozenset(
-    {"scheme_not_https", "port_not_allowed", "host_ip_literal", "address_not_public"}
+#: Form refusals that ``--allow-private`` lifts (when the host is this machine or a private network).
+_LIFTED_FORM_REASONS: Final = frozenset(
+    {"scheme_not_https", "port_not_allowed", "host_ip_literal", "host_not_public_name"}
 )
 
 
-def _looks_local(reason: str, url: str) -> bool:
-    """Whether a refusal is likely a server on this machine (worth the --allow-private hint)."""
-    if reason in _LOCAL_HINT_REASONS:
+def _is_local(kind: str | None) -> bool:
+    return kind is not None and kind.removeprefix("embedded_") in DEVELOPMENT_KINDS
+
+
+def _looks_local(refusal: TargetRefused, url: str) -> bool:
+    """Whether the refused target is a loopback or private address, the case ``--allow-private`` is for:
+    the addresses the guard refused, or, when the URL's form was refused first, its host (``localhost``
+    or an IP literal). Any other refusal gets no hint."""
+    if isinstance(refusal, AddressRefused):
+        return bool(refusal.kinds) and all(_is_local(kind) for kind in refusal.kinds)
+    if refusal.reason not in _LIFTED_FORM_REASONS:
+        return False
+    try:
+        host = (urlsplit(url).hostname or "").rstrip(".")
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
         return True
-    host = (urlsplit(url).hostname or "") if reason == "host_not_public_name" else ""
-    return host == "localhost" or host.endswith(".localhost")
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    return _is_local(classify(address))
 
 
 def usage_error(message: str) -> int:
@@ -161,7 +182,7 @@ def run_check(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.write(json.dumps({"error": {"reason": exc.reason, "message": exc.message}}) + "\n")
         sys.stderr.write(f"refused: {exc.reason}: {exc.message}\n")
-        if _looks_local(exc.reason, args.url) and not settings.allow_private:
+        if _looks_local(exc, args.url) and not settings.allow_private:
             sys.stderr.write("hint: for a server on this machine, add --allow-private (development only)\n")
         return EXIT_REFUSED
     except SondeError as exc:

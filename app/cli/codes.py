@@ -30,3 +30,15 @@ EXIT_HELP: Final = (
         f"{EXIT_INTERNAL} internal fault; {EXIT_INTERRUPTED} interrupted (Ctrl-C)"
     )
 )
+
+#: ``serve``'s own codes, none of them one of ``check``'s (0 a clean stop, 2 usage, 1 an internal fault).
+SERVE_EXIT_SETTINGS: Final = 20
+SERVE_EXIT_PORT: Final = 21
+SERVE_EXIT_STARTUP: Final = 22
+SERVE_EXIT_HELP: Final = (
+    f"exit codes: 0 stopped cleanly (SIGTERM or Ctrl-C); {EXIT_USAGE} usage error; "
+    f"{SERVE_EXIT_SETTINGS} invalid settings (MCP_SONDE_* or flags); "
+    f"{SERVE_EXIT_PORT} a port cannot be bound (--port, MCP_SONDE_METRICS_PORT); "
+    f"{SERVE_EXIT_STARTUP} start-up failed (the app or its start-up checks, for example tracing asked for "
+    f"and not installed); {EXIT_INTERNAL} internal fault"
+)

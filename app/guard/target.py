@@ -21,6 +21,15 @@ from app.guard.url import REFUSAL_REASONS, TargetUrl
 DEVELOPMENT_KINDS = frozenset({"loopback", "private", "unique_local", "cgnat"})
 
 
+class AddressRefused(TargetRefused):
+    """``address_not_public``, saying which kinds of address were refused (``kinds``, see
+    :func:`app.guard.addresses.classify`), so a caller can tell this machine from the internet."""
+
+    def __init__(self, kinds: tuple[str, ...]) -> None:
+        super().__init__("address_not_public", f"{REFUSAL_REASONS['address_not_public']} ({', '.join(kinds)})")
+        self.kinds = kinds
+
+
 @dataclass(frozen=True, slots=True)
 class ResolvedTarget:
     """A target URL with the addresses it may be reached at.
@@ -49,7 +58,7 @@ async def resolve_target(url: TargetUrl, *, resolver: Resolver, allow_private: b
 
     Raises:
         ResolutionFailed: no usable DNS answer (a ``dns`` probe result, not a refusal).
-        TargetRefused: ``address_not_public`` when any address is not public (or, under the
+        AddressRefused: ``address_not_public`` when any address is not public (or, under the
             development switch, not loopback or private either).
     """
     if url.ip_literal is not None:
@@ -62,6 +71,5 @@ async def resolve_target(url: TargetUrl, *, resolver: Resolver, allow_private: b
     if allow_private:
         kinds = [kind for kind in kinds if kind.removeprefix("embedded_") not in DEVELOPMENT_KINDS]
     if kinds:
-        detail = f"{REFUSAL_REASONS['address_not_public']} ({', '.join(kinds)})"
-        raise TargetRefused("address_not_public", detail)
+        raise AddressRefused(tuple(kinds))
     return ResolvedTarget(url=url, addresses=tuple(addresses))

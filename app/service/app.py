@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import httpcore2
 from starlette.applications import Starlette
@@ -13,7 +14,9 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
+from app.errors import SondeError
 from app.guard import Resolver
 from app.logs import flush_all
 from app.payment.supported import FacilitatorUnsupported
@@ -21,11 +24,16 @@ from app.service import badge, routes
 from app.service.accesslog import AccessLog, AccessLogger
 from app.service.badge_hits import BadgeHits
 from app.service.cors import Cors
+from app.service.edge import LayeredApp, MetricsPort
 from app.service.errors import ApiError
 from app.service.mcp_tool import build_mcp_server, mcp_route
 from app.service.problems import handle_api_error, problem_page, problem_response
-from app.service.services import build_services
+from app.service.requestid import RequestIds
+from app.service.services import Services, build_services
 from app.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 logger = logging.getLogger("mcp_sonde.service")
 
@@ -46,6 +54,7 @@ def create_app(
     *,
     resolver: Resolver | None = None,
     network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> Starlette:
     """Build the service.
 
@@ -53,9 +62,13 @@ def create_app(
         settings: defaults to :func:`app.settings.get_settings`.
         resolver: for the target guard and probes (default: the system resolver).
         network_backend: the socket backend for probes (tests pass a loopback one).
+        tracer_provider: with ``otel_enabled``, the OpenTelemetry tracer provider to use
+            (default: one built from the ``OTEL_*`` environment; see :mod:`app.service.tracing`).
     """
     settings = settings or get_settings()
-    services = build_services(settings, resolver=resolver, network_backend=network_backend)
+    services = build_services(
+        settings, resolver=resolver, network_backend=network_backend, tracer_provider=tracer_provider
+    )
     badges = badge.BadgeService(services)
     mcp_server = build_mcp_server(services)
     mcp_endpoint, _sdk_app = mcp_route(mcp_server, settings.body_timeout_s)
@@ -67,7 +80,7 @@ def create_app(
         if services.payments.enabled:
             try:
                 # A facilitator that answers without every payment option fails the start
-                # (app.payment.supported); uvicorn then exits with its startup-failure code, 3.
+                # (app.payment.supported); `mcp-sonde serve` then exits 22 (start-up failed).
                 await services.payments.support.at_start()
             except FacilitatorUnsupported as exc:
                 logger.error("paid checks cannot start (%s): %s", exc.reason, exc.message)
@@ -75,9 +88,14 @@ def create_app(
                 await services.aclose()
                 raise
         try:
+            services.tracing.start()  # (otel_unavailable: the start fails, with one clear line)
             async with mcp_server.session_manager.run():
                 yield
+        except SondeError as exc:
+            logger.error("start-up failed: %s: %s", exc.reason, exc.message)
+            raise
         finally:
+            services.tracing.shutdown()
             await badges.aclose()
             await services.aclose()
             flush_all()  # access lines still buffered (uvicorn's SIGTERM exit skips atexit)
@@ -92,18 +110,20 @@ def create_app(
         mcp_endpoint,
         Route("/healthz", routes.healthz),
         Route("/readyz", routes.readyz),
-        Route("/metrics", routes.metrics),
+        *([Route("/metrics", routes.metrics)] if settings.metrics_port is None else []),  # else on its own port
         Route("/openapi.yaml", routes.openapi_yaml),
         Route("/openapi.json", routes.openapi_json),
         Route("/.well-known/x402", routes.well_known_x402),
         Route("/problems/{reason}", problem_page),
     ]
     paths = frozenset(route.path for route in table)
-    app = Starlette(
+    access = AccessLogger(paths, services.metrics, plain=settings.log_format == "plain")
+    app = LayeredApp(
+        outer=lambda stack: _edge(stack, services),
         routes=table,
         middleware=[
-            Middleware(BadgeHits, badges=badges, access=AccessLogger(paths)),
-            Middleware(AccessLog, paths=paths),
+            Middleware(BadgeHits, badges=badges, access=access),
+            Middleware(AccessLog, access=access),
             Middleware(Cors, settings=settings),
         ],
         exception_handlers={ApiError: handle_api_error, HTTPException: _http_error, Exception: _unexpected},
@@ -113,3 +133,16 @@ def create_app(
     app.state.services = services
     app.state.badges = badges
     return app
+
+
+def _edge(stack: ASGIApp, services: Services) -> ASGIApp:
+    """The layers outside Starlette's error middleware (see :mod:`app.service.edge`)."""
+    port = services.settings.metrics_port
+    if port is not None:
+        metrics_app = Starlette(
+            routes=[Route("/metrics", routes.metrics)],
+            exception_handlers={ApiError: handle_api_error, HTTPException: _http_error, Exception: _unexpected},
+        )
+        metrics_app.state.services = services
+        stack = MetricsPort(stack, metrics_app, port)
+    return RequestIds(stack, services.trusted_proxies)

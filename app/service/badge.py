@@ -25,6 +25,9 @@ import functools
 import hashlib
 import json
 import logging
+import threading
+import time
+from collections.abc import Callable
 
 import anyio
 import anyio.to_thread
@@ -38,10 +41,10 @@ from app.probe import ProbeFailed, unresolved_result
 from app.service.badge_cache import BUSY, LIMITED, REFUSED, BadgeCache, BadgeState
 from app.service.checks import CheckMode, TargetBusy
 from app.service.clientip import client_ip, rate_key
+from app.service.errors import ApiError
 from app.service.ratelimit import RateLimiter
 from app.service.services import Services
 from badges import STYLES, Style, render_svg
-from badges.png import render_png
 
 logger = logging.getLogger("mcp_sonde.badge")
 LABEL = "MCP"
@@ -79,15 +82,22 @@ class BadgeService:
     async def _probe(self, target: TargetUrl, client: str) -> tuple[BadgeState, str]:
         """A light probe through the single-flight runner, on ``client``'s turn; its badge is cached."""
         settings = self.services.settings
-        try:
-            with lookups_for(LookupOwner(client)):
-                resolved = await resolve_target(
-                    target, resolver=self.services.resolver, allow_private=settings.allow_private
-                )
-        except ResolutionFailed as failure:
-            result = unresolved_result(target, failure, light=True)
-        else:
-            result = await self.services.checks.check(resolved, CheckMode(light=True), client=client)
+        with self.services.tracing.check(light=True) as span:
+            span.target(target.host)
+            asked = time.monotonic()
+            try:
+                try:
+                    with lookups_for(LookupOwner(client)):
+                        resolved = await resolve_target(
+                            target, resolver=self.services.resolver, allow_private=settings.allow_private
+                        )
+                finally:
+                    self.services.metrics.lookup_wait.observe(time.monotonic() - asked)
+            except ResolutionFailed as failure:
+                result = unresolved_result(target, failure, light=True)
+            else:
+                result = await self.services.checks.check(resolved, CheckMode(light=True), client=client)
+            span.result(result.status, result.reason)
         return await self.cache.write(target.url, result)
 
     def _refresh_in_background(self, target: TargetUrl) -> None:
@@ -110,18 +120,25 @@ class BadgeService:
         self._refreshing.add(task)
         task.add_done_callback(self._refreshing.discard)
 
-    async def lookup(self, url: str) -> tuple[BadgeState, str | None] | TargetUrl:
+    async def lookup(self, url: str, *, count_miss: bool = True) -> tuple[BadgeState, str | None] | TargetUrl:
         """The badge for ``url`` when no probe is needed (a refused URL, a cache hit; a stale hit
-        starts its refresh), else the checked target of a miss."""
+        starts its refresh), else the checked target of a miss (counted unless ``count_miss`` is
+        false: the fast path hands its misses to the route, which looks again and counts)."""
         try:
             target = _checked(url, self.services.settings.allow_private)
         except TargetRefused:
             return REFUSED, None
         cached = await self.cache.read(target.url)
+        metrics = self.services.metrics
         if cached is None:
+            if count_miss:
+                metrics.badge_miss.inc()
             return target
         if not cached.fresh:
+            metrics.badge_stale.inc()
             self._refresh_in_background(target)
+        else:
+            metrics.badge_hit.inc()
         return cached.state, cached.modified
 
     async def state_for(self, request: Request, url: str) -> tuple[BadgeState, str | None]:
@@ -160,11 +177,53 @@ def _checked(url: str, allow_private: bool) -> TargetUrl:
     return check_url(url, allow_private=allow_private)
 
 
+class PngUnavailable(SondeError):
+    """The PNG renderer cannot load (cairosvg, or the system's cairo library; reason ``png_unavailable``)."""
+
+
+class _PngRenderer:
+    """:func:`badges.png.render_png`, imported on first use: ``serve`` starts (and serves SVG and
+    JSON badges) on a machine without the system's cairo library, and a renderer that cannot
+    load is said once in the log, then refused at once on every PNG request."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._render: Callable[[str], bytes] | None = None
+        self._failure: str | None = None
+
+    def __call__(self) -> Callable[[str], bytes]:
+        """The renderer (blocking on the first call: call it off the event loop).
+
+        Raises:
+            PngUnavailable: cairosvg or cairo cannot be loaded.
+        """
+        with self._lock:
+            if self._render is None and self._failure is None:
+                try:
+                    from badges.png import render_png
+                except (ImportError, OSError) as exc:  # (cairocffi's dlopen raises OSError)
+                    self._failure = type(exc).__name__
+                    logger.error(
+                        "PNG badges are unavailable: the cairo library could not be loaded (%s); "
+                        "GET /badge/mcp.png answers 503 png_unavailable, SVG and JSON badges are served",
+                        self._failure,
+                    )
+                else:
+                    self._render = render_png
+            if self._render is None:
+                message = "PNG badges are unavailable on this instance; use the SVG badge"
+                raise PngUnavailable("png_unavailable", message)
+            return self._render
+
+
+png_renderer = _PngRenderer()
+
+
 @functools.lru_cache(maxsize=1024)
 def _drawn(message: str, color: str, style: Style, kind: str) -> tuple[bytes, str]:
     """The badge body and its strong ETag, drawn once per message, colour and known style."""
     svg = render_svg(LABEL, message, color, style=style)
-    body = render_png(svg) if kind == "png" else svg.encode()
+    body = png_renderer()(svg) if kind == "png" else svg.encode()
     return body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
 
@@ -264,7 +323,12 @@ async def badge_svg(request: Request) -> Response:
 
 
 async def badge_png(request: Request) -> Response:
-    """``GET /badge/mcp.png?url=...``: the flat badge as PNG (drawn off the event loop, then remembered)."""
+    """``GET /badge/mcp.png?url=...``: the flat badge as PNG (drawn off the event loop, then remembered);
+    503 ``png_unavailable`` before any probe when the renderer cannot load."""
+    try:
+        await anyio.to_thread.run_sync(png_renderer)
+    except PngUnavailable as exc:
+        raise ApiError(exc.reason, exc.message, headers={"Cache-Control": "no-store"}) from exc
     state, modified = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
     body, etag = await anyio.to_thread.run_sync(_drawn, state.message, state.color, "flat", "png")
     return _answer(request, body, etag, "image/png", state, modified)

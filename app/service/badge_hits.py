@@ -46,7 +46,7 @@ class BadgeHits:
         query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
         status = 500
         try:
-            found = await self.badges.lookup(query.get("url", ""))
+            found = await self.badges.lookup(query.get("url", ""), count_miss=False)
             if not isinstance(found, tuple):  # a miss: limited and probed by the route
                 status = 0  # (logged by the access log below us)
                 await self.app(scope, receive, send)

@@ -13,12 +13,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import time
 from dataclasses import dataclass
 
 from x402.schemas import SettleResponse
 
 from app.checks.run import unresolved_check
-from app.errors import TargetRefused
+from app.errors import SondeError, TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
 from app.guard.shares import LookupOwner, lookups_for
 from app.payment import Payment, PaymentGate
@@ -28,6 +29,7 @@ from app.service.checks import CheckMode, TargetBusy
 from app.service.errors import ApiError, payment_errors
 from app.service.freepool import Draw
 from app.service.services import Services
+from app.service.tracing import CheckSpan
 
 
 @dataclass(frozen=True)
@@ -78,14 +80,33 @@ async def run_check(
         ApiError: 422 for a refused URL, 402/400/409 for payment faults, 429 ``target_busy``,
             503 ``resolver_busy`` / ``facilitator_unavailable``, 500 ``probe_internal_error``.
     """
+    with services.tracing.check(light=False) as span:
+        return await _run(services, url, span, client, payment, free, credentials, include_tools)
+
+
+async def _run(
+    services: Services,
+    url: str,
+    span: CheckSpan,
+    client: str,
+    payment: str | dict[str, object] | None,
+    free: bool,
+    credentials: Credentials | None,
+    include_tools: bool,
+) -> Served:
     settings = services.settings
     paid = payment is not None and services.payments.parses(payment)
     try:
         target = check_url(url, allow_private=settings.allow_private)
-        with lookups_for(LookupOwner(client, paid=paid)):
-            resolved: ResolvedTarget | ResolutionFailed = await resolve_target(
-                target, resolver=services.resolver, allow_private=settings.allow_private
-            )
+        span.target(target.host)
+        asked = time.monotonic()
+        try:
+            with lookups_for(LookupOwner(client, paid=paid)):
+                resolved: ResolvedTarget | ResolutionFailed = await resolve_target(
+                    target, resolver=services.resolver, allow_private=settings.allow_private
+                )
+        finally:
+            services.metrics.lookup_wait.observe(time.monotonic() - asked)
     except TargetRefused as exc:
         raise ApiError(exc.reason, exc.message, 422) from exc
     except ResolutionFailed as failure:
@@ -94,7 +115,7 @@ async def run_check(
         raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
     request = check_request(url, credentials, include_tools, payment) if payment is not None else b""
     paid_with = await services.authorize(payment, free, client, request)
-    served = settled = False
+    served = settled = settling = False
     try:
         if isinstance(paid_with, Payment) and paid_with.replay is not None:
             # The same payment identifier and payment again: the answer it already bought.
@@ -102,8 +123,8 @@ async def run_check(
             return Served(paid_with.replay.payload, receipt=paid_with.replay.receipt)
         if isinstance(paid_with, Payment) and paid_with.stored_result is not None:
             # The same payment again, after a settlement whose outcome was unknown.
-            with payment_errors():
-                receipt = await services.payments.settle(paid_with, paid_with.stored_result)
+            settling = True
+            receipt = await _settle(services, paid_with, paid_with.stored_result)
             settled = served = True
             return Served(paid_with.stored_result, receipt=receipt)
         try:
@@ -118,20 +139,23 @@ async def run_check(
             raise ApiError("target_busy", exc.message, headers={"Retry-After": str(exc.retry_after)}) from exc
         except ProbeFailed as exc:
             raise ApiError("probe_internal_error", exc.message) from exc
+        span.result(result.status, result.reason)
         payload = result.model_dump_json(exclude=None if include_tools else {"tool_definitions"}).encode()
         if not chargeable(result):
             # Our lookup gave no definitive answer: served, but not charged (a draw is given back).
             return Served(payload)
         served = True
         if isinstance(paid_with, Payment):
-            with payment_errors():
-                receipt = await services.payments.settle(paid_with, payload)
+            settling = True
+            receipt = await _settle(services, paid_with, payload)
             settled = True
             return Served(payload, receipt=receipt)
         return Served(payload, pool_remaining=paid_with.remaining)
     finally:
         if isinstance(paid_with, Payment) and not settled:
             await services.payments.release(paid_with)
+            if not settling:  # (a settlement's own outcome is counted by _settle)
+                services.metrics.payments.labels(outcome="released").inc()
         elif isinstance(paid_with, Draw) and not served:
             await services.free_pool.give_back(paid_with)
             services.metrics.pool_draws.labels(outcome="returned").inc()
@@ -147,6 +171,18 @@ def check_request(
     key = (payment if isinstance(payment, str) else json.dumps(payment, sort_keys=True)).encode()
     secret = hmac.new(key, json.dumps(headers).encode(), hashlib.sha256).hexdigest() if headers else ""
     return json.dumps({"url": url, "include_tools": include_tools, "credentials": secret}).encode()
+
+
+async def _settle(services: Services, payment: Payment, result: bytes) -> SettleResponse:
+    """Settle ``payment``, counting the outcome (``settled`` or the refusal's reason key)."""
+    try:
+        with payment_errors():
+            receipt = await services.payments.settle(payment, result)
+    except SondeError as exc:
+        services.metrics.payments.labels(outcome=exc.reason).inc()
+        raise
+    services.metrics.payments.labels(outcome="settled").inc()
+    return receipt
 
 
 def chargeable(result: ProbeResult) -> bool:

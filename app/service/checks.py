@@ -83,7 +83,7 @@ class CheckRunner:
         store: locks, slots and published results.
         settings: limits and budgets.
         probe: the probe to run for a resolved target in a :class:`CheckMode`.
-        metrics: where joins are counted.
+        metrics: where joins, probes and waits for a host's turn are counted.
     """
 
     def __init__(self, store: Store, settings: Settings, probe: ProbeFn, metrics: Metrics) -> None:
@@ -155,16 +155,19 @@ class CheckRunner:
         token = secrets.token_hex(16)
         mine = key("host-client", host, turn.klass, turn.client)
         slots, gate = key("host-slots", host, turn.klass), key("host-start", host, turn.klass)
-        await self._slot(mine, token, self.settings.host_client_concurrency, budget, deadline)
+        asked = time.monotonic()
+        await self._slot(mine, token, self.settings.host_client_concurrency, budget, deadline, asked)
         try:
-            await self._slot(slots, token, self.settings.host_concurrency, budget, deadline)
+            await self._slot(slots, token, self.settings.host_concurrency, budget, deadline, asked)
             try:
                 interval = self.settings.host_start_interval_s
                 while interval > 0 and not await self.store.set_nx(gate, b"1", interval):
                     if time.monotonic() > deadline:
+                        self.metrics.turn_wait.observe(time.monotonic() - asked)
                         raise TargetBusy(math.ceil(interval))
                     await asyncio.sleep(_POLL_S)
                 started = time.monotonic()
+                self.metrics.turn_wait.observe(started - asked)
                 result = await self.probe(target, mode)
                 self.metrics.probes.labels(status=result.status).inc()
                 self.metrics.probe_seconds.observe(time.monotonic() - started)
@@ -174,9 +177,10 @@ class CheckRunner:
         finally:
             await self.store.release_slot(mine, token)
 
-    async def _slot(self, name: str, token: str, limit: int, budget: float, deadline: float) -> None:
-        """Take one of ``limit`` slots ``name``, waiting until ``deadline``."""
+    async def _slot(self, name: str, token: str, limit: int, budget: float, deadline: float, asked: float) -> None:
+        """Take one of ``limit`` slots ``name``, waiting until ``deadline`` (the wait counted from ``asked``)."""
         while not await self.store.acquire_slot(name, token, limit, budget + 5):
             if time.monotonic() > deadline:
+                self.metrics.turn_wait.observe(time.monotonic() - asked)
                 raise TargetBusy(math.ceil(budget))
             await asyncio.sleep(_POLL_S)

@@ -32,6 +32,11 @@ def _trusted(address: str, networks: tuple[Network, ...]) -> bool:
     return any(ip in network for network in networks)
 
 
+def is_trusted_proxy(peer: str, trusted: tuple[Network, ...]) -> bool:
+    """Whether the socket peer ``peer`` (text) is one of the ``trusted`` proxies."""
+    return bool(trusted) and _trusted(peer, trusted)
+
+
 def client_ip(request: Request, trusted: tuple[Network, ...]) -> str:
     """The client's IP (text) as policy says; ``"unknown"`` when the server has no peer address."""
     peer = request.client.host if request.client else "unknown"

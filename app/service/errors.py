@@ -65,6 +65,8 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "client_lookups_busy": (429, "This client already has its share of host lookups running; see Retry-After."),
     "internal_error": (500, "mcp-sonde failed through a fault of its own; nothing was charged."),
     "http_error": (400, "The request could not be served as sent."),
+    "png_unavailable": (503, "PNG badges cannot be drawn on this instance (no cairo library); use the SVG badge."),
+    "metrics_unauthorized": (401, "/metrics needs Authorization: Bearer with the instance's metrics token."),
     "not_found": (404, "No such route."),
     "method_not_allowed": (405, "Method not allowed on this route."),
 }

@@ -17,6 +17,7 @@ from app.service.checkflow import run_check
 from app.service.clientip import client_ip, rate_key
 from app.service.cors import origin_may_draw
 from app.service.errors import ApiError
+from app.service.metrics import bearer_matches
 from app.service.services import Services
 from app.settings import Settings
 
@@ -125,8 +126,14 @@ async def readyz(request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
-    """``GET /metrics``: Prometheus text format."""
-    return Response(services_of(request).metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+    """``GET /metrics``: Prometheus text format; with ``metrics_token`` set, only for its bearer (else 401)."""
+    services = services_of(request)
+    token = services.settings.metrics_token
+    if token is not None and not bearer_matches(request.headers.get("authorization"), token.get_secret_value()):
+        challenge = {"WWW-Authenticate": 'Bearer realm="metrics"', "Cache-Control": "no-store"}
+        message = "/metrics needs Authorization: Bearer <metrics token>"
+        raise ApiError("metrics_unauthorized", message, headers=challenge)
+    return Response(services.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
 async def openapi_yaml(request: Request) -> Response:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpcore2
 
 from app.checks.run import full_check
 from app.guard import ResolvedTarget, Resolver, SystemResolver
 from app.payment import HttpFacilitator, Payment, PaymentGate
-from app.probe import ProbeResult, probe
+from app.probe import ProbeResult
+from app.probe.runner import observe
 from app.service.checks import CheckMode, CheckRunner
 from app.service.clientip import Network, parse_networks
 from app.service.errors import ApiError, payment_errors
@@ -18,8 +19,12 @@ from app.service.freepool import Draw, FreePool, seconds_to_utc_midnight
 from app.service.metrics import Metrics
 from app.service.openapi import load_document
 from app.service.ratelimit import Decision, RateLimiter
+from app.service.tracing import TracedFacilitator, Tracing
 from app.settings import Settings
 from app.store import Store, open_store
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 
 @dataclass
@@ -37,27 +42,37 @@ class Services:
     trusted_proxies: tuple[Network, ...]
     payments: PaymentGate
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
+    tracing: Tracing = field(default_factory=lambda: Tracing(enabled=False))
 
     async def probe_target(self, target: ResolvedTarget, mode: CheckMode) -> ProbeResult:
-        """Probe a target already resolved and checked: a light probe, or a full check with its suite."""
+        """Probe a target already resolved and checked: a light probe, or a full check with its suite
+        (with tracing on, the probe's steps become spans under the current check's)."""
+        clock = self.tracing.step_observer()
+        result: ProbeResult
         if not mode.light:
-            return await full_check(
+            result = await full_check(
                 target.url.url,
                 settings=self.settings,
                 resolver=self.resolver,
                 network_backend=self.network_backend,
                 resolved=target,
                 credentials=mode.credentials,
+                observer=clock,
                 include_tools=mode.include_tools,
             )
-        return await probe(
-            target.url.url,
-            light=True,
-            settings=self.settings,
-            resolver=self.resolver,
-            network_backend=self.network_backend,
-            resolved=target,
-        )
+        else:
+            observation = await observe(
+                target.url.url,
+                light=True,
+                settings=self.settings,
+                resolver=self.resolver,
+                network_backend=self.network_backend,
+                resolved=target,
+                observer=clock,
+            )
+            result = observation.result
+        self.tracing.probe_steps(clock, result)
+        return result
 
     async def admit(self, client: str) -> Decision:
         """Count one check against the client's rate limit; the decision's headers go on every answer.
@@ -86,16 +101,26 @@ class Services:
             ApiError: 402 (with the x402 ``PaymentRequired`` document), 400, 409 or 503; see
                 :mod:`app.payment.gate` and ``free_pool_exhausted``.
         """
+        if payment is not None:
+            try:
+                with payment_errors():
+                    return await self.payments.begin(payment, request)
+            except ApiError as exc:
+                self.metrics.payments.labels(outcome=exc.reason).inc()
+                raise
         with payment_errors():
-            if payment is not None:
-                return await self.payments.begin(payment, request)
             if free:
                 draw = await self.free_pool.draw(client)
                 if draw is None:
                     self.metrics.pool_draws.labels(outcome="exhausted").inc()
-                    which = "this client's share" if await self.free_pool.pool_left() > 0 else "today's pool"
+                    share = await self.free_pool.pool_left() > 0
+                    which = "this client's share" if share else "today's pool"
+                    setting = "MCP_SONDE_FREE_POOL_PER_IP" if share else "MCP_SONDE_FREE_POOL_SIZE"
                     headers = {"Retry-After": str(seconds_to_utc_midnight()), "X-Free-Pool-Remaining": "0"}
-                    message = f"{which} of free checks is used up until 00:00 UTC; pay with x402 instead"
+                    message = (
+                        f"{which} of free checks is used up until 00:00 UTC; pay with x402 instead "
+                        f"(the operator raises it with the setting {setting})"
+                    )
                     raise self.payments.required("free_pool_exhausted", message, headers=headers)
                 self.metrics.pool_draws.labels(outcome="drawn").inc()
                 return draw
@@ -123,12 +148,17 @@ def build_services(
     *,
     resolver: Resolver | None = None,
     network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> Services:
-    """Build the collaborators for one app instance."""
+    """Build the collaborators for one app instance (``tracer_provider``: see :class:`Tracing`)."""
     store = open_store(
         settings.redis_url, settings.redis_timeout_s, settings.redis_namespace, settings.memory_store_max_bytes
     )
     metrics = Metrics()
+    tracing = Tracing(settings.otel_enabled, tracer_provider)
+    facilitator = HttpFacilitator(
+        settings.facilitator_url, settings.facilitator_headers, settings.facilitator_timeout_s
+    )
     services = Services(
         settings=settings,
         store=store,
@@ -143,10 +173,11 @@ def build_services(
         trusted_proxies=parse_networks(settings.trusted_proxies),
         payments=PaymentGate(
             settings,
-            HttpFacilitator(settings.facilitator_url, settings.facilitator_headers, settings.facilitator_timeout_s),
+            TracedFacilitator(facilitator, tracing, settings.facilitator_url) if tracing.enabled else facilitator,
             store,
         ),
         network_backend=network_backend,
+        tracing=tracing,
     )
     services.checks = CheckRunner(store, settings, services.probe_target, metrics)
     return services

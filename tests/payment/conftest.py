@@ -33,7 +33,7 @@ def paid_service(chain: Chain, facilitator_url: str) -> PaidService:
     """``with paid_service(**settings) as base:`` the API taking payments on the offline chain."""
 
     @contextmanager
-    def run(resolver: Any = None, **overrides: Any) -> Iterator[str]:
+    def run(resolver: Any = None, tracer_provider: Any = None, **overrides: Any) -> Iterator[str]:
         values: dict[str, Any] = {
             "allow_private": True,
             "probe_timeout_s": 8.0,
@@ -47,7 +47,8 @@ def paid_service(chain: Chain, facilitator_url: str) -> PaidService:
             "rate_limit": "1000/minute",
         }
         values.update(overrides)
-        with serve(create_app(Settings(**values), resolver=resolver), proxy_headers=False) as port:
+        app = create_app(Settings(**values), resolver=resolver, tracer_provider=tracer_provider)
+        with serve(app, proxy_headers=False) as port:
             yield f"http://127.0.0.1:{port}"
 
     return run

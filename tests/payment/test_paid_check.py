@@ -368,3 +368,85 @@ def test_without_pay_to_paid_checks_are_off(service: Service, sdk_base: str) -> 
     assert response.json()["accepts"] == [] and discovery["resources"] == []
     assert "not configured" in response.json()["message"]
     assert (paid.status_code, reason_of(paid)) == (402, "payment_required")
+
+
+def test_payment_outcomes_are_counted(
+    paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str]
+) -> None:
+    from tests.service.test_metrics import value
+
+    with paid_service() as base:
+        signature = payment_for(base, chain, target)
+        assert paid_post(base, target, signature).status_code == 200
+        assert reason_of(paid_post(base, target, signature)) == "payment_already_used"  # a replay
+        refused = with_authorization(payment_for(base, chain, target), chain, chain.payer, value=PRICE - 1)
+        assert reason_of(paid_post(base, target, refused)) == "payment_invalid"
+        assert reason_of(paid_post(base, target, "not base64!")) == "invalid_payment"
+        unused = payment_for(base, chain, target)
+        text = httpx2.get(f"{base}/metrics").text
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    sock.close()
+    with paid_service(facilitator_url=closed) as down:
+        assert reason_of(paid_post(down, target, unused)) == "facilitator_unavailable"
+        unavailable = httpx2.get(f"{down}/metrics").text
+    counted = {
+        outcome: value(text, "mcp_sonde_payments_total", outcome=outcome)
+        for outcome in ("settled", "payment_already_used", "payment_invalid", "invalid_payment", "released")
+    }
+    assert counted == {
+        "settled": 1,
+        "payment_already_used": 1,
+        "payment_invalid": 1,
+        "invalid_payment": 1,
+        "released": 0,
+    }
+    assert value(unavailable, "mcp_sonde_payments_total", outcome="facilitator_unavailable") == 1
+
+
+def test_a_verified_payment_not_used_is_counted_released(
+    paid_service: PaidService, chain: Chain, raw: RawServer
+) -> None:
+    """A paid check whose own lookup gives no definitive answer is served but not charged."""
+    from app.guard import IPAddress, ResolutionFailed
+    from tests.service.test_metrics import value
+
+    class TimesOut:
+        async def resolve(self, host: str, port: int) -> list[IPAddress]:
+            raise ResolutionFailed("dns_timeout", "no answer")
+
+    url = {"url": "https://mcp.example.org/mcp"}
+    with paid_service(resolver=TimesOut()) as base:
+        answer = paid_post(base, url, payment_for(base, chain, url))
+        text = httpx2.get(f"{base}/metrics").text
+    assert answer.status_code == 200 and answer.json()["status"] == "dns"
+    assert value(text, "mcp_sonde_payments_total", outcome="released") == 1
+    assert value(text, "mcp_sonde_payments_total", outcome="settled") == 0
+    assert chain.balance(chain.payer) == START_BALANCE
+
+
+def test_a_traced_paid_check_has_its_facilitator_calls_as_children(
+    paid_service: PaidService, chain: Chain, target: dict[str, str]
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with paid_service(tracer_provider=provider, otel_enabled=True) as base:
+        signature = payment_for(base, chain, target)
+        exporter.clear()  # (the unpaid 402 above is a check span of its own)
+        assert paid_post(base, target, signature).status_code == 200
+    spans = exporter.get_finished_spans()
+    (check,) = [span for span in spans if span.name == "mcp_sonde.check"]
+    assert check.context is not None
+    children = {span.name: span for span in spans if span.parent and span.parent.span_id == check.context.span_id}
+    verify, settle = children["mcp_sonde.facilitator.verify"], children["mcp_sonde.facilitator.settle"]
+    assert dict(verify.attributes or {}) == {"server.address": "127.0.0.1", "mcp_sonde.outcome": "valid"}
+    assert dict(settle.attributes or {}) == {"server.address": "127.0.0.1", "mcp_sonde.outcome": "settled"}
+    assert "mcp_sonde.probe.tools/list" in children
+    assert verify.end_time is not None and settle.start_time is not None and verify.end_time <= settle.start_time
+    assert signature not in repr([dict(span.attributes or {}) for span in spans])

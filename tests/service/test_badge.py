@@ -177,28 +177,32 @@ def test_one_probe_for_300_concurrent_misses_across_instances(service: Service, 
 
 def test_a_cached_hit_answered_at_the_edge_is_the_route_s_answer(service: Service, raw: RawServer) -> None:
     """Hits without an ``Origin`` skip the framework (app.service.badge_hits); with one they take the
-    route and get CORS headers. Everything else must be byte for byte the same, 304s included."""
+    route and get CORS headers. Everything else must be byte for byte the same, 304s included (the
+    request id too: a trusted proxy gives the same one to both)."""
     raw.routes["/mcp"] = MiniMcp()
     cors = {"access-control-allow-origin", "access-control-expose-headers", "vary", "access-control-allow-credentials"}
-    with service() as base:
+    cors.add("date")  # (uvicorn's, and the two answers may straddle a second)
+    given = {"X-Request-Id": "edge-and-route-1"}
+    with service(trusted_proxies=["127.0.0.1/32"]) as base:
         for kind, params in (("", {}), ("", {"style": "for-the-badge"}), (".json", {})):
             badge(base, raw.url("/mcp"), kind, **params)  # the miss fills the cache
-            edge = badge(base, raw.url("/mcp"), kind, **params)
             query = "&".join([f"url={quote(raw.url('/mcp'), safe='')}"] + [f"{k}={v}" for k, v in params.items()])
-            routed = httpx2.get(f"{base}/badge/mcp{kind}?{query}", headers={"Origin": "https://example.org"})
+            edge = httpx2.get(f"{base}/badge/mcp{kind}?{query}", headers=given)
+            routed = httpx2.get(f"{base}/badge/mcp{kind}?{query}", headers=given | {"Origin": "https://example.org"})
             assert (
                 routed.headers["access-control-allow-origin"] == "*"
                 and "access-control-allow-origin" not in edge.headers
             )
             assert edge.content == routed.content and edge.status_code == routed.status_code == 200
-            assert [(k, v) for k, v in edge.headers.items()] == [
+            assert [(k, v) for k, v in edge.headers.items() if k not in cors] == [
                 (k, v) for k, v in routed.headers.items() if k not in cors
             ]
-            etag = {"If-None-Match": edge.headers["etag"]}
+            assert edge.headers["x-request-id"] == "edge-and-route-1"
+            etag = given | {"If-None-Match": edge.headers["etag"]}
             edge_304 = httpx2.get(f"{base}/badge/mcp{kind}?{query}", headers=etag)
             routed_304 = httpx2.get(f"{base}/badge/mcp{kind}?{query}", headers=etag | {"Origin": "https://example.org"})
             assert edge_304.status_code == routed_304.status_code == 304 and edge_304.content == b""
-            assert [(k, v) for k, v in edge_304.headers.items()] == [
+            assert [(k, v) for k, v in edge_304.headers.items() if k not in cors] == [
                 (k, v) for k, v in routed_304.headers.items() if k not in cors
             ]
     assert handshakes(raw) == 1
@@ -417,3 +421,44 @@ def test_last_modified_is_never_later_than_date(service: Service, raw: RawServer
     for answer in answers:
         modified = parsedate_to_datetime(answer.headers["last-modified"])
         assert modified <= parsedate_to_datetime(answer.headers["date"]), answer.headers
+
+
+def test_importing_the_app_does_not_load_cairo() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, app.service.app; print(sorted(m for m in sys.modules if m.startswith(('cairo', 'badges.png'))))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+#: Make cairocffi fail as its dlopen does on a machine without the system's cairo library.
+NO_CAIRO = """
+import importlib.abc
+class NoCairo(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "cairocffi" or name.startswith("cairocffi."):
+            raise OSError("no library called \\"cairo-2\\" was found")
+        return None
+sys.meta_path.insert(0, NoCairo())
+"""
+
+
+def test_without_cairo_serve_starts_and_only_the_png_badge_is_refused(raw: RawServer) -> None:
+    from tests.servers.sonde import sonde
+
+    raw.routes["/mcp"] = MiniMcp()
+    with sonde("--allow-private", preamble=NO_CAIRO) as served:
+        pngs = [httpx2.get(f"{served.base}/badge/mcp.png", params={"url": raw.url("/mcp")}) for _ in range(3)]
+        svg = badge(served.base, raw.url("/mcp"))
+        shields = badge(served.base, raw.url("/mcp"), ".json")
+        health = httpx2.get(f"{served.base}/healthz")
+    assert served.returncode == 0
+    for png in pngs:
+        assert png.status_code == 503 and png.json()["reason"] == "png_unavailable"
+    assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
+    assert svg.headers["x-badge-state"] == "ok" and shields.json()["message"].startswith("live")
+    assert health.status_code == 200
+    said = [r for r in served.records() if "PNG" in r["message"] or "cairo" in r["message"]]
+    assert len(said) == 1 and said[0]["level"] == "ERROR" and "OSError" in said[0]["message"], said
+    assert handshakes(raw) == 1  # the PNG requests probed nothing

@@ -8,9 +8,12 @@ import socket
 import httpx2
 import pytest
 
+from app.service import create_app
+from app.settings import Settings
 from tests.servers.network import FixedResolver
 from tests.servers.raw import RawServer, Request, send
 from tests.servers.raw_mcp import MiniMcp
+from tests.servers.uvicorn_thread import serve
 from tests.service.conftest import Service, reason_of
 
 FREE = {"X-Free-Pool": "1"}
@@ -175,3 +178,29 @@ def test_check_answers_are_never_stored_by_a_cache(service: Service, sdk_base: s
         ]
     assert [a.status_code for a in answers][:2] == [200, 402]
     assert all(a.headers["cache-control"] == "no-store" for a in answers), [a.headers for a in answers]
+
+
+def test_free_pool_refusals_name_the_setting_that_raises_them(service: Service, sdk_base: str) -> None:
+    url = {"url": f"{sdk_base}/stateless-json/mcp"}
+    with service(free_pool_per_ip=1, free_pool_size=100) as base:
+        assert httpx2.post(f"{base}/v1/mcp/check", json=url, headers=FREE, timeout=30).status_code == 200
+        share = httpx2.post(f"{base}/v1/mcp/check", json=url, headers=FREE, timeout=30)
+    with service(free_pool_per_ip=5, free_pool_size=1) as base:
+        assert httpx2.post(f"{base}/v1/mcp/check", json=url, headers=FREE, timeout=30).status_code == 200
+        pool = httpx2.post(f"{base}/v1/mcp/check", json=url, headers=FREE, timeout=30)
+    assert (share.status_code, reason_of(share)) == (402, "free_pool_exhausted")
+    assert (pool.status_code, reason_of(pool)) == (402, "free_pool_exhausted")
+    assert "MCP_SONDE_FREE_POOL_PER_IP" in share.json()["message"]
+    assert "MCP_SONDE_FREE_POOL_SIZE" in pool.json()["message"]
+
+
+def test_in_development_the_free_pool_is_not_a_wall(sdk_base: str) -> None:
+    """Under allow_private, with no per-client share set, one client gets far more than 20 checks a day."""
+    url = {"url": f"{sdk_base}/stateless-json/mcp"}
+    settings = Settings(allow_private=True, rate_limit="1000/minute", host_start_interval_s=0.0, redis_url=None)
+    with serve(create_app(settings), proxy_headers=False) as port:
+        answers = [
+            httpx2.post(f"http://127.0.0.1:{port}/v1/mcp/check", json=url, headers=FREE, timeout=30) for _ in range(25)
+        ]
+    assert [a.status_code for a in answers] == [200] * 25
+    assert answers[-1].headers["x-free-pool-remaining"] == "975"

@@ -47,10 +47,7 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 #: Reasons the document lists before the code answers with them: reason -> (status, operation).
 #: Once one is in API_REASONS its status there must agree; then drop it from here.
-PENDING: dict[str, tuple[int, str]] = {
-    "png_unavailable": (503, "GET /badge/mcp.png"),
-    "metrics_unauthorized": (401, "GET /metrics"),
-}
+PENDING: dict[str, tuple[int, str]] = {}
 #: Reasons only the router gives (an unknown path, a wrong method): no documented operation answers them.
 ROUTER_ONLY = frozenset({"not_found", "method_not_allowed", "http_error"})
 #: What BoundedBody answers on /mcp before the MCP transport sees the request.

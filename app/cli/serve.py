@@ -1,0 +1,102 @@
+"""``mcp-sonde serve``: the HTTP API under uvicorn, with exit codes that say why it stopped.
+
+Policy: the listening sockets (the main port, and ``metrics_port`` when set) are bound here,
+before uvicorn starts, so a port that cannot be bound is told apart from the app failing to
+start (uvicorn exits with 3 for both). Then uvicorn serves the app on them (``--workers`` > 1:
+its supervisor shares them with every worker). Exit codes (:mod:`app.cli.codes`): 0 after a
+clean stop (SIGTERM or SIGINT, once uvicorn has shut down gracefully), 21 for a port, 22 when
+the app or its lifespan fails to start, 1 for a fault after start-up. Invalid settings (20)
+are caught before this module runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+from types import FrameType
+
+from app.cli.codes import EXIT_INTERNAL, SERVE_EXIT_PORT, SERVE_EXIT_STARTUP
+from app.logs import service_logging
+from app.settings import Settings
+
+logger = logging.getLogger("mcp_sonde.serve")
+
+
+class _Stopped(Exception):
+    """SIGTERM or SIGINT, raised again by uvicorn once it has shut down."""
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening-ready socket bound to ``host:port`` (as uvicorn binds one).
+
+    Raises:
+        OSError: the address is taken or cannot be used.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def serve(settings: Settings) -> int:
+    """Run the service until it is stopped; returns the exit code."""
+    import uvicorn
+    from uvicorn.config import STARTUP_FAILURE
+    from uvicorn.supervisors import Multiprocess
+
+    config = uvicorn.Config(
+        "app.service.app:create_app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        access_log=False,  # uvicorn's access log prints query strings; ours does not
+        proxy_headers=False,  # client IPs follow the trusted_proxies setting instead
+        log_config=service_logging(settings.log_format),  # applied here and in every worker process
+        limit_concurrency=settings.limit_concurrency,
+        timeout_keep_alive=5,
+    )
+    ports = [settings.port] + ([settings.metrics_port] if settings.metrics_port is not None else [])
+    sockets: list[socket.socket] = []
+    for port in ports:
+        try:
+            sockets.append(bind(settings.host, port))
+        except OSError as exc:
+            logger.error("cannot listen on %s port %d: %s", settings.host, port, exc.strerror or type(exc).__name__)
+            for sock in sockets:
+                sock.close()
+            return SERVE_EXIT_PORT
+    for sock, what in zip(sockets, ("", " (/metrics only)"), strict=False):
+        logger.info("listening on http://%s:%d%s", settings.host, sock.getsockname()[1], what)
+    if settings.workers > 1:
+        supervisor = Multiprocess(config, sockets=sockets)
+        supervisor.run()  # (handles SIGTERM and SIGINT itself: a stop returns here)
+        failed = any(process.exitcode == STARTUP_FAILURE for process in supervisor.processes)
+        return SERVE_EXIT_STARTUP if failed else 0
+    server = uvicorn.Server(config)
+    previous = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.run(sockets=sockets)
+    except _Stopped:
+        return 0
+    except SystemExit as exc:  # uvicorn's own exit: its start-up failed
+        return SERVE_EXIT_STARTUP if exc.code == STARTUP_FAILURE else EXIT_INTERNAL
+    except Exception:
+        logger.exception("the service failed" if server.started else "start-up failed")
+        return EXIT_INTERNAL if server.started else SERVE_EXIT_STARTUP
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for sock in sockets:
+            sock.close()
+    return 0 if server.started else SERVE_EXIT_STARTUP

@@ -1,0 +1,126 @@
+"""``mcp-sonde serve`` as a real process: its exit codes say why it stopped."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+
+import httpx2
+import pytest
+
+from app.cli.codes import (
+    EXIT_CODES,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    SERVE_EXIT_PORT,
+    SERVE_EXIT_SETTINGS,
+    SERVE_EXIT_STARTUP,
+)
+from tests.servers.ports import free_port, wait_listening
+from tests.servers.redis_server import shared_redis_url
+from tests.servers.sonde import finish, launch, sonde
+
+
+def test_serve_codes_are_distinct_and_none_is_one_of_check_s() -> None:
+    serve_only = [SERVE_EXIT_SETTINGS, SERVE_EXIT_PORT, SERVE_EXIT_STARTUP]
+    check = {*EXIT_CODES.values(), EXIT_REFUSED, EXIT_INTERRUPTED}
+    assert len(set(serve_only)) == 3 and not set(serve_only) & (check | {EXIT_USAGE, EXIT_INTERNAL})
+
+
+def test_serve_help_lists_its_exit_codes() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "serve", "--help"], capture_output=True, text=True, timeout=60, check=True
+    )
+    text = " ".join(done.stdout.split())
+    for code in (f"{SERVE_EXIT_SETTINGS} invalid settings", f"{SERVE_EXIT_PORT} a port cannot be bound"):
+        assert code in text
+    assert f"{SERVE_EXIT_STARTUP} start-up failed" in text and "0 stopped cleanly" in text
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_clean_stop_exits_0(stop: signal.Signals) -> None:
+    port = free_port()
+    process = launch("serve", "--port", str(port))
+    try:
+        wait_listening(port, process)
+        assert httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=10).status_code == 200
+        process.send_signal(stop)
+    finally:
+        code, _out, err = finish(process)
+    assert code == 0, err
+    assert b"Traceback" not in err
+
+
+def test_a_usage_error_exits_2() -> None:
+    code, _out, err = finish(launch("serve", "--port", "eighty"))
+    assert code == EXIT_USAGE and b"invalid int value" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "said"),
+    [
+        ((), {"MCP_SONDE_RATE_LIMIT": "often"}, b"invalid setting rate_limit"),
+        (("--port", "70000"), {}, b"invalid setting port"),
+        ((), {"MCP_SONDE_LOG_FORMAT": "xml"}, b"invalid setting log_format"),
+        ((), {"MCP_SONDE_METRICS_PORT": "8000", "MCP_SONDE_PORT": "8000"}, b"metrics_port must differ"),
+        (("--workers", "2"), {}, b"set REDIS_URL"),
+    ],
+)
+def test_invalid_settings_exit_with_their_own_code(args: tuple[str, ...], env: dict[str, str], said: bytes) -> None:
+    code, _out, err = finish(launch("serve", *args, env=env))
+    assert code == SERVE_EXIT_SETTINGS and said in err and b"Traceback" not in err
+
+
+@pytest.mark.parametrize("which", ["main", "metrics"])
+def test_a_port_that_cannot_be_bound_exits_with_its_own_code(which: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        args = ("--port", str(busy)) if which == "main" else ("--port", str(free_port()))
+        env = {"MCP_SONDE_METRICS_PORT": str(busy)} if which == "metrics" else {}
+        code, _out, err = finish(launch("serve", *args, env=env))
+    assert code == SERVE_EXIT_PORT
+    assert f"cannot listen on 127.0.0.1 port {busy}".encode() in err and b"Traceback" not in err
+
+
+#: A start-up step of the app's lifespan that refuses (as a facilitator lacking our scheme would).
+REFUSING_START = """
+import contextlib
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from app.errors import SondeError
+@contextlib.asynccontextmanager
+async def refuse(self):
+    raise SondeError("facilitator_unsupported", "the facilitator does not settle exact on eip155:8453")
+    yield
+StreamableHTTPSessionManager.run = refuse
+"""
+
+
+def test_a_lifespan_start_up_failure_exits_with_its_own_code() -> None:
+    code, _out, err = finish(launch("serve", "--port", str(free_port()), preamble=REFUSING_START))
+    assert code == SERVE_EXIT_STARTUP
+    assert b"start-up failed: facilitator_unsupported: the facilitator does not settle" in err
+
+
+def test_a_worker_s_start_up_failure_stops_serve_with_the_same_code() -> None:
+    env = {
+        "MCP_SONDE_REDIS_URL": shared_redis_url(),
+        "MCP_SONDE_REDIS_NAMESPACE": f"test-{uuid.uuid4().hex[:12]}:",
+        "MCP_SONDE_OTEL_ENABLED": "1",
+        "OTEL_TRACES_EXPORTER": "not-installed",
+    }
+    code, _out, err = finish(launch("serve", "--port", str(free_port()), "--workers", "2", env=env), timeout=120)
+    assert code == SERVE_EXIT_STARTUP and b"otel_unavailable" in err
+
+
+def test_with_two_workers_a_clean_stop_exits_0() -> None:
+    env = {"MCP_SONDE_REDIS_URL": shared_redis_url(), "MCP_SONDE_REDIS_NAMESPACE": f"test-{uuid.uuid4().hex[:12]}:"}
+    with sonde("--workers", "2", env=env) as served:
+        assert httpx2.get(f"{served.base}/healthz", timeout=10).status_code == 200
+    assert served.returncode == 0
