@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 from typing import Any, Protocol
 
 import anyio
@@ -59,6 +60,30 @@ _shares = LookupShares()
 _thread_limiter = anyio.CapacityLimiter(LOOKUP_THREADS)
 
 
+class _LookupState:
+    """Whether a lookup's thread started: exactly one of the thread and its caller gives the share back."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state = "pending"
+
+    def start(self) -> bool:
+        """In the thread: ``False`` when the caller gave up before it started (do nothing then)."""
+        with self._lock:
+            if self._state == "abandoned":
+                return False
+            self._state = "running"
+            return True
+
+    def abandon(self) -> bool:
+        """In the caller: ``True`` when the thread never started (the caller gives the share back)."""
+        with self._lock:
+            if self._state != "pending":
+                return False
+            self._state = "abandoned"
+            return True
+
+
 class SystemResolver:
     """:class:`Resolver` over ``getaddrinfo`` in worker threads, bounded by ``timeout_s`` seconds.
 
@@ -83,16 +108,25 @@ class SystemResolver:
             raise ResolverBusy(refused, "this client already has its share of host lookups running; try again shortly")
         if refused is not None:
             raise ResolverBusy(refused, "too many host lookups are running; try again shortly")
+        # The thread gives the share back when it ends; a lookup cancelled before its thread
+        # starts gives it back here, and the thread, if it starts later, does nothing.
+        state = _LookupState()
 
         def lookup() -> list[tuple[Any, ...]]:
+            if not state.start():
+                return []
             try:
                 return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             finally:
                 shares.give_back(owner)
 
         try:
-            with anyio.fail_after(self.timeout_s):
-                infos = await anyio.to_thread.run_sync(lookup, abandon_on_cancel=True, limiter=_thread_limiter)
+            try:
+                with anyio.fail_after(self.timeout_s):
+                    infos = await anyio.to_thread.run_sync(lookup, abandon_on_cancel=True, limiter=_thread_limiter)
+            finally:
+                if state.abandon():  # timed out or cancelled before the thread started
+                    shares.give_back(owner)
         except TimeoutError as exc:
             raise ResolutionFailed("dns_timeout", f"no answer within {self.timeout_s} s") from exc
         except socket.gaierror as exc:

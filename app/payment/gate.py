@@ -165,17 +165,6 @@ class PaymentGate:
             raise self.required("invalid_payment", invalid, 400)
         return payload
 
-    def parses(self, header: str | dict[str, object]) -> bool:
-        """Whether a payment is at least a well-formed x402 v2 ``PaymentPayload`` that matches an
-        accepted option (no network call): what lets a check use the resources kept for paid ones."""
-        if not self.enabled:
-            return False
-        try:
-            payload = self._decode(header) if isinstance(header, str) else self._validate(header)
-        except PaymentError:
-            return False
-        return matching_requirement(payload, self.requirements) is not None
-
     async def begin(self, header: str | dict[str, object], request: bytes = b"") -> Payment:
         """Steps 1 to 3 of the module policy, for a ``PAYMENT-SIGNATURE`` header value or an
         already decoded payload (the MCP tool's ``_meta["x402/payment"]``).

@@ -48,7 +48,8 @@ from badges import STYLES, Style, render_svg
 
 logger = logging.getLogger("mcp_sonde.badge")
 LABEL = "MCP"
-#: The client whose turn badge refreshes take: all of them share one.
+#: Whose turn and lookup share a badge refresh takes: one per host, so the refreshes of one
+#: slow-resolving host cannot starve everyone else's.
 REFRESH_CLIENT = "badge-refresh"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -79,7 +80,7 @@ class BadgeService:
         await self.per_client.aclose()
         await self.overall.aclose()
 
-    async def _probe(self, target: TargetUrl, client: str) -> tuple[BadgeState, str]:
+    async def _probe(self, target: TargetUrl, client: str, asked_at: float | None = None) -> tuple[BadgeState, str]:
         """A light probe through the single-flight runner, on ``client``'s turn; its badge is cached."""
         settings = self.services.settings
         with self.services.tracing.check(light=True) as span:
@@ -98,7 +99,7 @@ class BadgeService:
             else:
                 result = await self.services.checks.check(resolved, CheckMode(light=True), client=client)
             span.result(result.status, result.reason)
-        return await self.cache.write(target.url, result)
+        return await self.cache.write(target.url, result, asked_at)
 
     def _refresh_in_background(self, target: TargetUrl) -> None:
         if target.url in self._stale_urls:
@@ -108,7 +109,7 @@ class BadgeService:
         async def refresh() -> None:
             try:
                 if await self.cache.claim_refresh(target.url):
-                    await self._probe(target, REFRESH_CLIENT)
+                    await self._probe(target, f"{REFRESH_CLIENT}:{target.host}")
             except SondeError as exc:  # refused now, busy, ...: one line; the stale badge stays until the next try
                 logger.warning("badge refresh not made: %s", exc.reason)
             except Exception as exc:  # a refresh never breaks anything
@@ -144,6 +145,7 @@ class BadgeService:
     async def state_for(self, request: Request, url: str) -> tuple[BadgeState, str | None]:
         """The badge for ``url`` and its ``Last-Modified``: from the cache, or a limited light probe."""
         settings = self.services.settings
+        asked_at = time.time()  # the answer's Date is taken when the request arrives
         found = await self.lookup(url)
         if not isinstance(found, TargetUrl):
             return found
@@ -154,7 +156,7 @@ class BadgeService:
             return LIMITED, None
         # The miss answers within the light-probe budget: a probe still queued behind others of
         # the same host finishes in the background and fills the cache for the next view.
-        task = asyncio.create_task(self._miss(target, client))
+        task = asyncio.create_task(self._miss(target, client, asked_at))
         self._refreshing.add(task)
         task.add_done_callback(self._refreshing.discard)
         try:
@@ -162,9 +164,9 @@ class BadgeService:
         except TimeoutError:
             return BUSY, None
 
-    async def _miss(self, target: TargetUrl, client: str) -> tuple[BadgeState, str | None]:
+    async def _miss(self, target: TargetUrl, client: str, asked_at: float) -> tuple[BadgeState, str | None]:
         try:
-            return await self._probe(target, client)
+            return await self._probe(target, client, asked_at)
         except TargetRefused:
             return REFUSED, None
         except (TargetBusy, ResolverBusy, ProbeFailed):

@@ -12,8 +12,9 @@ Policy:
   tried again at most once per lock period, whoever asks.
 - ``Last-Modified`` is never later than the answer's ``Date`` (RFC 9110 section 8.8.2.1): it
   is the probe's time less :data:`DATE_LAG_S` (the HTTP server writes ``Date`` from a clock it
-  refreshes once a second), and never later than our own clock less that (another instance's
-  clock may run ahead of ours). It stays the same for every answer of one entry.
+  refreshes once a second, when the request arrives), never later than the request's arrival
+  less that (a miss's probe may wait for its host's turn), nor our own clock less that
+  (another instance's clock may run ahead of ours). It stays the same for every hit of one entry.
 - An entry that is not one of ours (wrong types, text a header cannot carry, no finite time)
   is a miss, probed and written again.
 """
@@ -33,6 +34,7 @@ from app.probe import ProbeResult
 from app.store import Store, key
 
 KEEP_TTLS: Final = 8
+_EPOCH_MIN, _EPOCH_MAX = 0.0, 253_402_300_799.0  # 1970 to the end of 9999: what an HTTP date can carry
 DATE_LAG_S: Final = 2.0
 
 
@@ -115,8 +117,9 @@ class BadgeCache:
             modified = http_date(now - DATE_LAG_S)
         return Cached(state, modified, now < fresh_until)
 
-    async def write(self, url: str, result: ProbeResult) -> tuple[BadgeState, str]:
-        """Keep the badge of a light probe's ``result``; its state and ``Last-Modified``."""
+    async def write(self, url: str, result: ProbeResult, asked_at: float | None = None) -> tuple[BadgeState, str]:
+        """Keep the badge of a light probe's ``result``; its state and ``Last-Modified`` for an
+        answer to a request that arrived at ``asked_at`` (the probe may have waited for its turn)."""
         state = state_of(result)
         checked = result.checked_at.timestamp()
         entry = {
@@ -128,7 +131,7 @@ class BadgeCache:
             "fresh_until": time.time() + self.ttl_s,
         }
         await self.store.set(_badge_key(url), json.dumps(entry).encode(), KEEP_TTLS * self.ttl_s)
-        return state, http_date(min(checked, time.time()) - DATE_LAG_S)
+        return state, http_date(min(checked, asked_at or math.inf, time.time()) - DATE_LAG_S)
 
     async def claim_refresh(self, url: str) -> bool:
         """Take the URL's refresh for this instance; ``False`` when another refresh holds it."""
@@ -148,7 +151,7 @@ def _entry(raw: bytes) -> tuple[BadgeState, float, str, float] | None:
         checked = float(entry["checked"]) if "checked" in entry else parsedate_to_datetime(modified).timestamp()
     except (ValueError, KeyError, TypeError, AttributeError, IndexError, OverflowError):
         return None
-    if not (math.isfinite(fresh_until) and math.isfinite(checked)):
+    if not (math.isfinite(fresh_until) and _EPOCH_MIN <= checked <= _EPOCH_MAX):
         return None
     return BadgeState(state, message, color), checked, http_date(checked - DATE_LAG_S), fresh_until
 

@@ -20,7 +20,7 @@ from x402.schemas import SettleResponse
 
 from app.checks.run import unresolved_check
 from app.errors import SondeError, TargetRefused
-from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
+from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, TargetUrl, check_url, resolve_target
 from app.guard.shares import LookupOwner, lookups_for
 from app.payment import Payment, PaymentGate
 from app.probe import ProbeFailed, ProbeResult
@@ -95,26 +95,18 @@ async def _run(
     include_tools: bool,
 ) -> Served:
     settings = services.settings
-    paid = payment is not None and services.payments.parses(payment)
     try:
         target = check_url(url, allow_private=settings.allow_private)
-        span.target(target.host)
-        asked = time.monotonic()
-        try:
-            with lookups_for(LookupOwner(client, paid=paid)):
-                resolved: ResolvedTarget | ResolutionFailed = await resolve_target(
-                    target, resolver=services.resolver, allow_private=settings.allow_private
-                )
-        finally:
-            services.metrics.lookup_wait.observe(time.monotonic() - asked)
     except TargetRefused as exc:
         raise ApiError(exc.reason, exc.message, 422) from exc
-    except ResolutionFailed as failure:
-        resolved = failure  # a normal result with status dns; nothing to connect to
-    except ResolverBusy as exc:
-        raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
-    request = check_request(url, credentials, include_tools, payment) if payment is not None else b""
-    paid_with = await services.authorize(payment, free, client, request)
+    span.target(target.host)
+    # A payment is verified before the lookup, so only a payment the facilitator accepted uses
+    # the lookup threads kept for paid checks; a free draw is taken after it, so a refused
+    # address costs none. Whatever is not served is released or given back below.
+    paid_with: Draw | Payment | None = None
+    if payment is not None:
+        request = check_request(url, credentials, include_tools, payment)
+        paid_with = await services.authorize(payment, free, client, request)
     served = settled = settling = False
     try:
         if isinstance(paid_with, Payment) and paid_with.replay is not None:
@@ -127,13 +119,16 @@ async def _run(
             receipt = await _settle(services, paid_with, paid_with.stored_result)
             settled = served = True
             return Served(paid_with.stored_result, receipt=receipt)
+        resolved = await _resolve(services, target, client, paid=paid_with is not None)
+        if paid_with is None:
+            paid_with = await services.authorize(None, free, client)
         try:
             if isinstance(resolved, ResolutionFailed):
                 result: ProbeResult = unresolved_check(target, resolved, credentials)
                 services.metrics.probes.labels(status=result.status).inc()
             else:
                 mode = CheckMode(include_tools=include_tools, credentials=credentials)
-                result = await services.checks.check(resolved, mode, client=client, paid=paid)
+                result = await services.checks.check(resolved, mode, client=client, paid=isinstance(paid_with, Payment))
         except TargetBusy as exc:
             services.metrics.limits_hit.labels(limit="target_busy").inc()
             raise ApiError("target_busy", exc.message, headers={"Retry-After": str(exc.retry_after)}) from exc
@@ -159,6 +154,29 @@ async def _run(
         elif isinstance(paid_with, Draw) and not served:
             await services.free_pool.give_back(paid_with)
             services.metrics.pool_draws.labels(outcome="returned").inc()
+
+
+async def _resolve(
+    services: Services, target: TargetUrl, client: str, *, paid: bool
+) -> ResolvedTarget | ResolutionFailed:
+    """Resolve and check the target's host on the client's lookup share (a failed lookup is a result).
+
+    Raises:
+        ApiError: 422 for an address that may not be probed, 429/503 when no lookup thread may be taken.
+    """
+    settings = services.settings
+    asked = time.monotonic()
+    try:
+        with lookups_for(LookupOwner(client, paid=paid)):
+            return await resolve_target(target, resolver=services.resolver, allow_private=settings.allow_private)
+    except TargetRefused as exc:
+        raise ApiError(exc.reason, exc.message, 422) from exc
+    except ResolutionFailed as failure:
+        return failure  # a normal result with status dns; nothing to connect to
+    except ResolverBusy as exc:
+        raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
+    finally:
+        services.metrics.lookup_wait.observe(time.monotonic() - asked)
 
 
 def check_request(

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from app.checks.model import CheckResult
 from app.errors import SondeError
 from app.guard import ResolvedTarget
+from app.guard.shares import LookupOwner, lookups_for
 from app.probe import ProbeResult
 from app.probe.credentials import Credentials
 from app.service.metrics import Metrics
@@ -168,7 +169,8 @@ class CheckRunner:
                     await asyncio.sleep(_POLL_S)
                 started = time.monotonic()
                 self.metrics.turn_wait.observe(started - asked)
-                result = await self.probe(target, mode)
+                with lookups_for(LookupOwner(turn.client, paid=turn.paid)):  # the probe's own lookups too
+                    result = await self.probe(target, mode)
                 self.metrics.probes.labels(status=result.status).inc()
                 self.metrics.probe_seconds.observe(time.monotonic() - started)
                 return result
