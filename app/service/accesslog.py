@@ -23,6 +23,7 @@ import time
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.logs import REQUEST_ID, LineHandler
+from app.service.clientip import Network, scope_client_ip
 from app.service.metrics import Metrics
 
 logger = logging.getLogger("mcp_sonde.access")
@@ -67,21 +68,38 @@ class AccessLogger:
     """
 
     def __init__(
-        self, paths: frozenset[str] = frozenset(), metrics: Metrics | None = None, plain: bool = False
+        self,
+        paths: frozenset[str] = frozenset(),
+        metrics: Metrics | None = None,
+        plain: bool = False,
+        trusted_proxies: tuple[Network, ...] = (),
     ) -> None:
-        self.paths = paths
+        self.paths = frozenset(path for path in paths if "{" not in path)
+        #: Routes with a path parameter (``/problems/{reason}``): their prefix, then one segment.
+        self.templates = tuple((path.split("{", 1)[0], path) for path in paths if "{" in path)
         self.metrics = metrics
         self.plain = plain
+        self.trusted_proxies = trusted_proxies
+
+    def route(self, path: str) -> str | None:
+        """The route template ``path`` is answered by, ``None`` when it is no route."""
+        if path in self.paths:
+            return path
+        for prefix, template in self.templates:
+            if path.startswith(prefix) and "/" not in path[len(prefix) :] and len(path) > len(prefix):
+                return template
+        return None
 
     def write(self, scope: Scope, status: int, started: float) -> None:
         """Log and count one request (``started``: its ``time.perf_counter()`` at arrival)."""
         seconds = time.perf_counter() - started
-        route = scope["path"] if scope["path"] in self.paths else None
+        route = self.route(scope["path"])
         if self.metrics is not None:
             self.metrics.http_done(route or "other", scope["method"], int(status), seconds)
         if not logger.isEnabledFor(logging.INFO):
             return
-        client = scope.get("client")
+        peer = scope.get("client")
+        client = (scope_client_ip(scope, self.trusted_proxies),) if self.trusted_proxies and peer else peer
         request_id = REQUEST_ID.get()  # (a token of [A-Za-z0-9._:-]: nothing to escape)
         stamp, local = _timestamps(time.time())
         if self.plain:

@@ -117,7 +117,9 @@ def create_app(
         Route("/problems/{reason}", problem_page),
     ]
     paths = frozenset(route.path for route in table)
-    access = AccessLogger(paths, services.metrics, plain=settings.log_format == "plain")
+    access = AccessLogger(
+        paths, services.metrics, plain=settings.log_format == "plain", trusted_proxies=services.trusted_proxies
+    )
     app = LayeredApp(
         outer=lambda stack: _edge(stack, services),
         routes=table,

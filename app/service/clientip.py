@@ -15,6 +15,7 @@ import ipaddress
 from collections.abc import Sequence
 
 from starlette.requests import Request
+from starlette.types import Scope
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -39,9 +40,16 @@ def is_trusted_proxy(peer: str, trusted: tuple[Network, ...]) -> bool:
 
 def client_ip(request: Request, trusted: tuple[Network, ...]) -> str:
     """The client's IP (text) as policy says; ``"unknown"`` when the server has no peer address."""
-    peer = request.client.host if request.client else "unknown"
+    return scope_client_ip(request.scope, trusted)
+
+
+def scope_client_ip(scope: Scope, trusted: tuple[Network, ...]) -> str:
+    """:func:`client_ip` of an ASGI connection scope."""
+    client = scope.get("client")
+    peer = str(client[0]) if client else "unknown"
     if trusted and _trusted(peer, trusted):
-        forwarded = [part.strip() for part in ",".join(request.headers.getlist("x-forwarded-for")).split(",")]
+        values = [value.decode("latin-1") for name, value in scope["headers"] if name == b"x-forwarded-for"]
+        forwarded = [part.strip() for part in ",".join(values).split(",")]
         for entry in reversed([part for part in forwarded if part]):
             candidate = _address(entry)
             if candidate is None:

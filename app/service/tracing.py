@@ -127,7 +127,7 @@ class Tracing:
         except ImportError as exc:
             raise TracingUnavailable(
                 "otel_unavailable",
-                "otel_enabled is on but the OpenTelemetry SDK is not installed: pip install 'mcp-sonde[otel]'",
+                "otel_enabled is on but the OpenTelemetry SDK is not installed: pip install -e '.[otel]'",
             ) from exc
         if self._provider is None:
             self._provider = _provider_from_environment()

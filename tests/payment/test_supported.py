@@ -112,8 +112,8 @@ def test_start_fails_when_an_option_is_not_supported(
         assert failure.value.missing == (Kind(chain.network, "exact", 2),)  # eip155:1 is supported
 
 
-def test_serve_exits_3_with_one_line_naming_what_is_missing(chain: Chain, facilitator_url: str) -> None:
-    """The real command: uvicorn turns the failed start into its startup-failure exit code, 3."""
+def test_serve_exits_22_with_one_line_naming_what_is_missing(chain: Chain, facilitator_url: str) -> None:
+    """The real command: the failed start is `serve`'s start-up failure, exit code 22."""
     chain.state["supported"] = [kind("eip155:1")]
     host_port = facilitator_url.removeprefix("http://")
     networks = json.dumps([{"network": chain.network, "asset": chain.token.address}])
@@ -127,10 +127,11 @@ def test_serve_exits_3_with_one_line_naming_what_is_missing(chain: Chain, facili
     done = subprocess.run(
         [sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
     )
-    assert done.returncode == 3, done.stderr
-    (line,) = [line for line in done.stderr.splitlines() if line.startswith("ERROR mcp_sonde")]
+    assert done.returncode == 22, done.stderr
+    records = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    (line,) = [r["message"] for r in records if r["level"] == "ERROR" and r["logger"] == "mcp_sonde.service"]
     assert line == (
-        f"ERROR mcp_sonde.service: paid checks cannot start (facilitator_unsupported): facilitator "
+        f"paid checks cannot start (facilitator_unsupported): facilitator "
         f"http://{host_port} does not support {chain.network} exact x402 v2; use a facilitator that does, "
         f"or leave that network out of MCP_SONDE_PAYMENT_NETWORKS"
     )

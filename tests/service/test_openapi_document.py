@@ -48,6 +48,11 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 #: Reasons the document lists before the code answers with them: reason -> (status, operation).
 #: Once one is in API_REASONS its status there must agree; then drop it from here.
 PENDING: dict[str, tuple[int, str]] = {}
+#: Reasons other operations answer with, never the check route.
+ELSEWHERE: dict[str, set[str]] = {
+    "GET /badge/mcp.png": {"png_unavailable"},
+    "GET /metrics": {"metrics_unauthorized", "not_found"},
+}
 #: Reasons only the router gives (an unknown path, a wrong method): no documented operation answers them.
 ROUTER_ONLY = frozenset({"not_found", "method_not_allowed", "http_error"})
 #: What BoundedBody answers on /mcp before the MCP transport sees the request.
@@ -90,7 +95,10 @@ def expected_reasons() -> set[tuple[str, int, str]]:
     """(operation, status, reason) for every reason an operation may answer with, derived from the code."""
     statuses = reason_statuses()
     on: dict[str, set[str]] = {label: {"internal_error"} for label, _operation in operations()}
-    on[CHECK] = set(statuses) - ROUTER_ONLY - {r for r, (_s, op) in PENDING.items() if op != CHECK}
+    elsewhere = {reason for reasons in ELSEWHERE.values() for reason in reasons}
+    on[CHECK] = set(statuses) - ROUTER_ONLY - elsewhere - {r for r, (_s, op) in PENDING.items() if op != CHECK}
+    for label, reasons in ELSEWHERE.items():
+        on[label] |= reasons
     on["POST /mcp"] |= MCP_BODY
     on["GET /problems/{reason}"] |= {"not_found"}
     for reason, (_status, label) in PENDING.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import ipaddress
+import json
 import logging
 import socket
 import threading
@@ -311,3 +312,28 @@ def test_mcp_body_not_sent_as_json_is_a_415_problem(service: Service, content_ty
         answer = httpx2.post(f"{base}/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', headers=headers)
     assert (answer.status_code, answer.json()["reason"]) == (415, "unsupported_media_type")
     assert answer.headers["content-type"] == "application/problem+json"
+
+
+def test_a_problem_page_is_logged_and_counted_under_its_route(
+    service: Service, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_sonde.access")
+    with service() as base:
+        page = httpx2.get(f"{base}/problems/target_busy")
+        nested = httpx2.get(f"{base}/problems/a/b")
+        metrics = httpx2.get(f"{base}/metrics").text
+    assert (page.status_code, nested.status_code) == (200, 404)
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "mcp_sonde.access"]
+    assert [line["path"] for line in lines[:2]] == ["/problems/{reason}", "<unmatched>"]
+    assert 'route="/problems/{reason}"' in metrics
+
+
+def test_the_access_log_names_the_client_behind_a_trusted_proxy(
+    service: Service, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_sonde.access")
+    with service(trusted_proxies=["127.0.0.1"]) as base:
+        httpx2.get(f"{base}/healthz", headers={"X-Forwarded-For": "198.51.100.7"})
+        httpx2.get(f"{base}/healthz", headers={"X-Forwarded-For": "not-an-address"})
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "mcp_sonde.access"]
+    assert [line["client"] for line in lines] == ["198.51.100.7", "127.0.0.1"]

@@ -140,7 +140,7 @@ def test_on_without_the_sdk_the_start_fails_with_one_clear_line(tmp_path: Path) 
     records = [json.loads(line) for line in err.decode().splitlines() if line.startswith("{")]
     said = [r for r in records if r["logger"] == "mcp_sonde.service" and r["level"] == "ERROR"]
     assert len(said) == 1 and said[0]["message"].startswith("start-up failed: otel_unavailable:"), records
-    assert "pip install 'mcp-sonde[otel]'" in said[0]["message"]
+    assert "pip install -e '.[otel]'" in said[0]["message"]
 
 
 def test_on_the_exporter_is_the_one_the_environment_names(sdk_base: str) -> None:
