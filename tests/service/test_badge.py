@@ -374,7 +374,7 @@ def test_stale_hits_on_two_instances_make_one_refresh_and_one_lookup(service: Se
         while badge(one, url).headers["x-badge-state"] != "ok":
             assert time.monotonic() < deadline, "the refresh never landed"
             time.sleep(0.05)
-    assert len(states) == 200 and states[0] == "unreachable"
+    assert len(states) == 200 and "unreachable" in states[:20]  # the stale badge was served meanwhile
     assert resolver.queries == ["badge-host.test"] and handshakes(raw) == 1
 
 
