@@ -11,6 +11,7 @@ package metadata), so a release never serves the number of the one before.
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,15 @@ from app.settings import Settings
 DEFAULT_PATH = Path(__file__).resolve().parent / "openapi.yaml"
 
 
+@functools.lru_cache(maxsize=4)
+def _parsed(path: Path, mtime_ns: int, size: int) -> dict[str, Any]:
+    """The document as parsed, once per file version (libyaml's parser when PyYAML has it: the
+    contract is large, and every app built in one process would otherwise parse it again)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    document: dict[str, Any] = yaml.load(path.read_text(), Loader=loader)
+    return document
+
+
 def load_document(settings: Settings) -> dict[str, Any]:
     """The OpenAPI document with live values.
 
@@ -31,8 +41,8 @@ def load_document(settings: Settings) -> dict[str, Any]:
         FileNotFoundError: no ``openapi.yaml`` at the configured path.
     """
     path = Path(settings.openapi_path) if settings.openapi_path else DEFAULT_PATH
-    document: dict[str, Any] = yaml.safe_load(path.read_text())
-    live = copy.deepcopy(document)
+    stat = path.stat()
+    live = copy.deepcopy(_parsed(path, stat.st_mtime_ns, stat.st_size))
     live["servers"] = [{"url": settings.public_base_url}]
     info = live.setdefault("info", {})
     info["version"] = __version__
