@@ -247,7 +247,8 @@ def test_settlement_failure_withholds_the_result(paid_service: PaidService, chai
             chain.w3.eth.send_transaction(
                 {"from": chain.w3.eth.accounts[0], "to": chain.payer.address, "value": chain.w3.to_wei(1, "ether")}
             )
-            transaction = chain.token.functions.transfer(chain.broke.address, START_BALANCE).build_transaction(
+            balance = chain.balance(chain.payer)  # all of it, whatever earlier tests spent
+            transaction = chain.token.functions.transfer(chain.broke.address, balance).build_transaction(
                 {"from": chain.payer.address, "nonce": chain.w3.eth.get_transaction_count(chain.payer.address)}
             )
             signed = chain.payer.sign_transaction(transaction)
