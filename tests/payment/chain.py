@@ -105,6 +105,9 @@ def facilitator_app(chain: Chain) -> Starlette:
     async def settle(request: Request) -> Response:
         calls["settle"] += 1
         body = SettleRequest.model_validate(await request.json())
+        drain = chain.state.pop("drain_before_settle", None)
+        if callable(drain):
+            drain()  # the payer empties the account after verify, just before the settlement
         answer = await facilitator.settle(body.payment_payload, body.payment_requirements)
         return JSONResponse(answer.model_dump(mode="json", by_alias=True, exclude_none=True))
 

@@ -238,23 +238,20 @@ def test_free_pool_needs_no_payment(paid_service: PaidService, chain: Chain, tar
 
 
 def test_settlement_failure_withholds_the_result(paid_service: PaidService, chain: Chain, raw: RawServer) -> None:
-    """The payer empties the account while the probe runs: verify passed, settlement reverts."""
-    inner = MiniMcp()
+    """The payer empties the account after verify (while the check runs): the settlement reverts on chain."""
+    raw.routes["/mcp"] = MiniMcp()
 
-    @raw.route("/mcp")
-    def draining(request: Request, conn: socket.socket) -> None:
-        if request.message.get("method") == "tools/list":
-            chain.w3.eth.send_transaction(
-                {"from": chain.w3.eth.accounts[0], "to": chain.payer.address, "value": chain.w3.to_wei(1, "ether")}
-            )
-            balance = chain.balance(chain.payer)  # all of it, whatever earlier tests spent
-            transaction = chain.token.functions.transfer(chain.broke.address, balance).build_transaction(
-                {"from": chain.payer.address, "nonce": chain.w3.eth.get_transaction_count(chain.payer.address)}
-            )
-            signed = chain.payer.sign_transaction(transaction)
-            chain.w3.eth.send_raw_transaction(signed.raw_transaction)
-        inner(request, conn)
+    def drain() -> None:
+        chain.w3.eth.send_transaction(
+            {"from": chain.w3.eth.accounts[0], "to": chain.payer.address, "value": chain.w3.to_wei(1, "ether")}
+        )
+        balance = chain.balance(chain.payer)
+        transaction = chain.token.functions.transfer(chain.broke.address, balance).build_transaction(
+            {"from": chain.payer.address, "nonce": chain.w3.eth.get_transaction_count(chain.payer.address)}
+        )
+        chain.w3.eth.send_raw_transaction(chain.payer.sign_transaction(transaction).raw_transaction)
 
+    chain.state["drain_before_settle"] = drain
     target = {"url": raw.url("/mcp")}
     with paid_service() as base:
         response = paid_post(base, target, payment_for(base, chain, target))
