@@ -16,7 +16,6 @@ branch on, the last path segment of ``type``. The MCP tool's refusals carry the 
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -62,13 +61,10 @@ def base_url_of(scope: Scope) -> str:
     return str(settings.public_base_url) if settings is not None else ""
 
 
-class ProblemResponse(Response):
-    """An ``application/problem+json`` answer (compact JSON, as :class:`JSONResponse`)."""
+class ProblemResponse(JSONResponse):
+    """An ``application/problem+json`` answer (rendered as :class:`JSONResponse` renders)."""
 
     media_type = MEDIA_TYPE
-
-    def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 
 def problem_response(
