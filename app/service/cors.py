@@ -16,6 +16,7 @@ Policy:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Final
 from urllib.parse import urlsplit
@@ -53,13 +54,24 @@ _HEADERS: Final = [
 
 def own_origin(settings: Settings) -> str:
     """This service's origin (scheme://host[:port]), from its public base URL."""
-    parts = urlsplit(settings.public_base_url)
+    return _own_origin(settings.public_base_url)
+
+
+@functools.lru_cache(maxsize=8)
+def _own_origin(base_url: str) -> str:
+    parts = urlsplit(base_url)
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def free_pool_origins(settings: Settings) -> frozenset[str]:
     """Origins whose pages may draw on the free pool."""
-    return frozenset({own_origin(settings), *(origin.rstrip("/").lower() for origin in settings.free_pool_origins)})
+    return _origins(own_origin(settings), tuple(settings.free_pool_origins))
+
+
+@functools.lru_cache(maxsize=8)
+def _origins(own: str, configured: tuple[str, ...]) -> frozenset[str]:
+    """The set, built once per configuration (it is asked on every free-pool request)."""
+    return frozenset({own, *(origin.rstrip("/").lower() for origin in configured)})
 
 
 def origin_may_draw(headers: Mapping[str, str], settings: Settings) -> bool:
