@@ -41,10 +41,15 @@ def status_of(reason: str) -> int:
     return API_REASONS.get(reason, (422, ""))[0]
 
 
+def type_of(reason: str, base_url: str) -> str:
+    """A problem type's URI: its page on this service."""
+    return f"{base_url}{PATH}{reason}"
+
+
 def problem(reason: str, detail: str, status: int, base_url: str) -> dict[str, Any]:
     """The problem details object of one error."""
     return {
-        "type": f"{base_url}{PATH}{reason}",
+        "type": type_of(reason, base_url),
         "title": title_of(reason),
         "status": status,
         "detail": detail,
@@ -94,10 +99,10 @@ async def problem_page(request: Request) -> Response:
     if not known(reason):
         return problem_response(request.scope, "not_found", "no such problem type", 404)
     body = {
-        "type": f"{base_url_of(request.scope)}{PATH}{reason}",
+        "type": type_of(reason, base_url_of(request.scope)),
         "reason": reason,
         "title": title_of(reason),
-        "status": 402 if reason in _PAYMENT else status_of(reason),
+        "status": status_of(reason),
         "body": "x402 PaymentRequired document" if reason in _PAYMENT else MEDIA_TYPE,
     }
     return JSONResponse(body, headers={"Cache-Control": "public, max-age=86400"})
