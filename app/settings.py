@@ -12,11 +12,19 @@ variant (tests, the CLI's ``--allow-private``) builds its own with ``Settings(..
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_data_dir() -> Path:
+    """``$XDG_DATA_HOME/mcp-sonde``, else ``~/.local/share/mcp-sonde`` (XDG Base Directory)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "mcp-sonde"
+
 
 #: ``free_pool_per_ip`` when ``allow_private`` is on and it is not set: local development is
 #: one client checking its own servers again and again, and the free pool should not stop it.
@@ -156,6 +164,32 @@ class Settings(BaseSettings):
     badge_rate_limit: str = Field(default="30/minute", description="Badge probes (cache misses) per client IP.")
     badge_global_limit: str = Field(default="600/minute", description="Badge probes (cache misses) in all.")
 
+    # --- signed results (in-toto statements in DSSE envelopes) -------------------------------
+    data_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="Directory of the embedded defaults' files: the key document and generated signing keys.",
+    )
+    keys_file: Path | None = Field(
+        default=None,
+        description="The key document (published at /.well-known/mcp-sonde-keys.json); "
+        "default <data_dir>/keys/keys.json.",
+    )
+    signing_key: SecretStr | None = Field(
+        default=None,
+        description="Ed25519 private key (PKCS#8 PEM) that signs results; unset = signing_key_file, "
+        "else the newest key of the data directory (one is generated on first start).",
+    )
+    signing_key_file: Path | None = Field(default=None, description="Path of the PEM signing key (see signing_key).")
+    attestation_ttl_s: int = Field(
+        default=30 * 86_400, ge=60, le=400 * 86_400,
+        description="How long GET /v1/attestations/{id} keeps a signed result (embedded store: within its bound).",
+    )  # fmt: skip
+
+    @property
+    def keys_path(self) -> Path:
+        """The key document's path: ``keys_file``, or ``<data_dir>/keys/keys.json``."""
+        return self.keys_file or self.data_dir / "keys" / "keys.json"
+
     # --- payment (x402 v2) ---------------------------------------------------------------------
     pay_to: str | None = Field(
         default=None, description="Address that receives payments (EVM, 0x...); unset = paid checks are off."
@@ -191,6 +225,12 @@ class Settings(BaseSettings):
         """Under ``allow_private`` the per-client share defaults to :data:`DEVELOPMENT_FREE_POOL_PER_IP`."""
         if self.allow_private and "free_pool_per_ip" not in self.model_fields_set:
             object.__setattr__(self, "free_pool_per_ip", DEVELOPMENT_FREE_POOL_PER_IP)  # (frozen: set once, here)
+        return self
+
+    @model_validator(mode="after")
+    def _one_signing_key(self) -> Settings:
+        if self.signing_key is not None and self.signing_key_file is not None:
+            raise ValueError("set signing_key or signing_key_file, not both")
         return self
 
     @model_validator(mode="after")

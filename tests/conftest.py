@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -14,6 +16,13 @@ from app.settings import Settings
 from tests.servers.raw import RawServer
 from tests.servers.sdk_apps import build_app
 from tests.servers.uvicorn_thread import serve
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Each test process keeps its key document and signing keys in a directory of its own
+    (services and ``mcp-sonde serve`` subprocesses read ``MCP_SONDE_DATA_DIR``), never in the
+    user's data directory."""
+    os.environ.setdefault("MCP_SONDE_DATA_DIR", tempfile.mkdtemp(prefix="mcp-sonde-test-data-"))
 
 
 @pytest.fixture

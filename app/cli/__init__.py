@@ -8,6 +8,10 @@ exits with 3 and nothing is connected to.
 ``mcp-sonde serve [--host H] [--port P] [--workers N] [--allow-private]`` runs the HTTP API
 under uvicorn (settings from ``MCP_SONDE_*`` and ``REDIS_URL``; see :mod:`app.cli.serve`) and
 exits with one of its own codes (:data:`app.cli.codes.SERVE_EXIT_HELP`).
+
+``mcp-sonde verify ENVELOPE [--keys FILE|URL]`` checks a signed result offline
+(:mod:`app.cli.verify`); ``mcp-sonde keys new|list|revoke|retire`` manages the signing keys
+(:mod:`app.cli.keys`).
 """
 
 from __future__ import annotations
@@ -65,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     from app.cli.check import add_parser as add_check  # the probe's imports: inside main's Ctrl-C guard
 
     add_check(commands)
+    from app.cli.keys import add_parser as add_keys
+    from app.cli.verify import add_parser as add_verify
+
+    add_verify(commands)
+    add_keys(commands)
     serve = commands.add_parser(
         "serve",
         help="run the HTTP API (settings: MCP_SONDE_* and REDIS_URL)",

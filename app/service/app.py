@@ -20,7 +20,7 @@ from app.errors import SondeError
 from app.guard import Resolver
 from app.logs import flush_all
 from app.payment.supported import FacilitatorUnsupported
-from app.service import badge, routes
+from app.service import attestations, badge, routes
 from app.service.accesslog import AccessLog, AccessLogger
 from app.service.badge_hits import BadgeHits
 from app.service.cors import Cors
@@ -114,6 +114,9 @@ def create_app(
         Route("/openapi.yaml", routes.openapi_yaml),
         Route("/openapi.json", routes.openapi_json),
         Route("/.well-known/x402", routes.well_known_x402),
+        Route("/.well-known/mcp-sonde-keys.json", attestations.keys_document),
+        Route("/v1/attestations/{id}", attestations.attestation),
+        Route("/schemas/{name}", attestations.schema),
         Route("/problems/{reason}", problem_page),
     ]
     paths = frozenset(route.path for route in table)

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 
 from x402.schemas import SettleResponse
 
+from app.attest.errors import NoSigningKey
+from app.attest.signer import Attestation
+from app.checks.model import CheckResult
 from app.checks.run import unresolved_check
 from app.errors import SondeError, TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, TargetUrl, check_url, resolve_target
@@ -100,6 +103,10 @@ async def _run(
     except TargetRefused as exc:
         raise ApiError(exc.reason, exc.message, 422) from exc
     span.target(target.host)
+    try:
+        services.attestor.ready()  # every served check is signed: refuse before anything is charged
+    except NoSigningKey as exc:
+        raise ApiError(exc.reason, exc.message) from exc
     # A payment is verified before the lookup, so only a payment the facilitator accepted uses
     # the lookup threads kept for paid checks; a free draw is taken after it, so a refused
     # address costs none. Whatever is not served is released or given back below.
@@ -135,16 +142,19 @@ async def _run(
         except ProbeFailed as exc:
             raise ApiError("probe_internal_error", exc.message) from exc
         span.result(result.status, result.reason)
-        payload = result.model_dump_json(exclude=None if include_tools else {"tool_definitions"}).encode()
+        payload, attestation = signed(services, result, include_tools)
         if not chargeable(result):
             # Our lookup gave no definitive answer: served, but not charged (a draw is given back).
+            await services.attestations.put(attestation)
             return Served(payload)
         served = True
         if isinstance(paid_with, Payment):
             settling = True
             receipt = await _settle(services, paid_with, payload)
             settled = True
+            await services.attestations.put(attestation)
             return Served(payload, receipt=receipt)
+        await services.attestations.put(attestation)
         return Served(payload, pool_remaining=paid_with.remaining)
     finally:
         if isinstance(paid_with, Payment) and not settled:
@@ -177,6 +187,27 @@ async def _resolve(
         raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
     finally:
         services.metrics.lookup_wait.observe(time.monotonic() - asked)
+
+
+def signed(services: Services, result: ProbeResult, include_tools: bool) -> tuple[bytes, Attestation]:
+    """The served bytes of a full check, with its ``attestation`` (the DSSE envelope) and ``attestation_id``.
+
+    The statement's ``result_sha256`` is of the result exactly as served without those two
+    members, so a reader can re-derive it from the answer (docs/attestations.md).
+
+    Raises:
+        ApiError: 503 ``signing_key_unavailable`` (the key was revoked or expired meanwhile).
+    """
+    if not isinstance(result, CheckResult):  # (a full check always is one)
+        raise ApiError("probe_internal_error", "a full check produced no check result")
+    raw = result.model_dump_json(exclude=None if include_tools else {"tool_definitions"}).encode()
+    try:
+        attestation = services.attestor.attest(result, json.loads(raw))
+    except NoSigningKey as exc:
+        raise ApiError(exc.reason, exc.message) from exc
+    envelope = json.dumps(attestation.envelope, separators=(",", ":")).encode()
+    tail = b',"attestation_id":"' + attestation.id.encode() + b'","attestation":' + envelope + b"}"
+    return raw[:-1] + tail, attestation
 
 
 def check_request(

@@ -63,6 +63,11 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "probe_internal_error": (500, "The check failed through a fault of mcp-sonde; nothing was charged."),
     "resolver_busy": (503, "Every host lookup slot is taken; try again shortly (see Retry-After)."),
     "client_lookups_busy": (429, "This client already has its share of host lookups running; see Retry-After."),
+    "signing_key_unavailable": (
+        503,
+        "No signing key of this instance is valid now (every served check is signed); nothing was charged.",
+    ),
+    "attestation_not_found": (404, "No signed result with this id is kept here (unknown, or past its retention)."),
     "internal_error": (500, "mcp-sonde failed through a fault of its own; nothing was charged."),
     "http_error": (400, "The request could not be served as sent."),
     "png_unavailable": (503, "PNG badges cannot be drawn on this instance (no cairo library); use the SVG badge."),

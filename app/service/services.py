@@ -1,4 +1,4 @@
-"""Everything a request needs, built once per app: settings, store, limits, pool, runner, metrics."""
+"""Everything a request needs, built once per app: settings, store, limits, pool, runner, metrics, signer."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpcore2
 
+from app.attest.keyring import keyring_of
+from app.attest.signer import Attestor
+from app.attest.store import AttestationStore
 from app.checks.run import full_check
 from app.guard import ResolvedTarget, Resolver, SystemResolver
 from app.payment import HttpFacilitator, Payment, PaymentGate
@@ -41,6 +44,8 @@ class Services:
     openapi: dict[str, Any]
     trusted_proxies: tuple[Network, ...]
     payments: PaymentGate
+    attestor: Attestor
+    attestations: AttestationStore
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
     tracing: Tracing = field(default_factory=lambda: Tracing(enabled=False))
 
@@ -176,6 +181,8 @@ def build_services(
             TracedFacilitator(facilitator, tracing, settings.facilitator_url) if tracing.enabled else facilitator,
             store,
         ),
+        attestor=Attestor(keyring_of(settings)),
+        attestations=AttestationStore(store, settings.attestation_ttl_s),
         network_backend=network_backend,
         tracing=tracing,
     )

@@ -6,11 +6,12 @@ twice: by keys (``max_keys``) and by bytes (``max_bytes``: each entry counts its
 value and :data:`ENTRY_OVERHEAD`, what CPython spends on the dict slot, the tuple, the str and
 bytes headers and the float). When either bound is reached, expired entries are swept first;
 only if that is not enough are live *cache* entries evicted (keys under ``cache_prefixes``:
-badges, which a probe can draw again), the least recently written first, until a tenth of the
-bound is free; a full table costs one linear sweep per tenth of its size, not per write. State
-is never evicted: payment locks (a replay would be served twice), free-pool and limit
-counters (a client would get its share back), single-flight locks and host gates. Rate limits
-bound how much of it there can be; a cache entry that finds no room is not kept.
+badges, which a probe can draw again, and signed results kept for lookup), the least recently
+written first, until a tenth of the bound is free; a full table costs one linear sweep per
+tenth of its size, not per write. State is never evicted: payment locks (a replay would be
+served twice), free-pool and limit counters (a client would get its share back), single-flight
+locks and host gates. Rate limits bound how much of it there can be; a cache entry that finds
+no room is not kept.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class MemoryStore(Store):
         self,
         max_keys: int = 100_000,
         max_bytes: int = 64 * 1024 * 1024,
-        cache_prefixes: tuple[str, ...] = (key("badge") + ":",),
+        cache_prefixes: tuple[str, ...] = (key("badge") + ":", key("attestation") + ":"),
     ) -> None:
         self._values: dict[str, tuple[bytes, float]] = {}
         self._slots: dict[str, dict[str, float]] = {}

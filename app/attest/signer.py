@@ -1,0 +1,59 @@
+"""Sign a served full check: statement, canonical bytes, envelope, id.
+
+The payload is the canonical form of the statement (:func:`app.checks.canonical.canonical_bytes`:
+Unicode NFC, duplicate keys refused, RFC 8785), so the bytes signed are the bytes a verifier
+re-derives. The attestation id is the lower-case hex SHA-256 of those payload bytes: anyone
+holding the envelope recomputes it, and two different statements never share one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from app.attest import dsse
+from app.attest.keyring import KeyRing
+from app.attest.statement import statement
+from app.checks.canonical import canonical_bytes
+
+if TYPE_CHECKING:
+    from app.checks.model import CheckResult
+
+
+@dataclass(frozen=True)
+class Attestation:
+    """A signed result: its id, the envelope, and the statement's canonical bytes."""
+
+    id: str
+    envelope: dsse.Envelope
+    payload: bytes
+
+
+class Attestor:
+    """Signs full check results with the newest key of ``ring`` valid at their ``observed_at``."""
+
+    def __init__(self, ring: KeyRing) -> None:
+        self.ring = ring
+
+    def ready(self) -> None:
+        """Check that a key may sign now (before anything is charged).
+
+        Raises:
+            NoSigningKey: no held key is valid now.
+        """
+        self.ring.signing_key(datetime.now(UTC))
+
+    def attest(self, result: CheckResult, served: dict[str, Any]) -> Attestation:
+        """Sign ``result``; ``served`` is the result as JSON, as it will be served (without attestation).
+
+        Raises:
+            NoSigningKey: no held key is valid at the result's ``observed_at``.
+        """
+        body = statement(result, served, datetime.now(UTC))
+        observed = datetime.fromisoformat(body["predicate"]["observed_at"])
+        held = self.ring.signing_key(observed)
+        payload = canonical_bytes(body)
+        envelope = dsse.sign(payload, [(held.keyid, held.key)])
+        return Attestation(hashlib.sha256(payload).hexdigest(), envelope, payload)

@@ -1,0 +1,196 @@
+"""Verify an envelope: signature, key, canonical bytes, schemas, validity, in that order.
+
+1. The input is a DSSE envelope (``payloadType``, ``payload``, ``signatures``), or a check answer
+   or stored record that holds one under ``attestation`` (then step 8 runs too).
+2. ``payloadType`` is ``application/vnd.in-toto+json``.
+3. At least one signature names a key the key document lists (``keyid``; a signature without
+   one is tried with every listed key), and verifies over PAE (:mod:`.pae`) with it.
+4. Not every such key is revoked (a revoked key verifies nothing, :mod:`app.attest.document`).
+5. The payload has no object with a key twice, and its bytes are exactly their own canonical
+   form (:mod:`.jcs`).
+6. The payload is an in-toto Statement v1 of our predicate type, and the predicate matches
+   its JSON Schema (both in ``app/attest/schemas``, draft 2020-12).
+7. A key whose signature verified was valid at the predicate's ``observed_at``.
+8. For a check answer: the answer without ``attestation`` and ``attestation_id`` has the
+   canonical SHA-256 the predicate names (``result_sha256``).
+
+The first step that fails decides the reason (:data:`app.attest.verify.reasons.FAILURES`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from jsonschema import Draft202012Validator
+
+from app.attest.verify import jcs, pae
+from app.attest.verify.keydoc import ListedKey
+from app.attest.verify.reasons import VerificationFailed
+
+IN_TOTO = "application/vnd.in-toto+json"
+MAX_INPUT_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A statement whose envelope verified.
+
+    Attributes:
+        keys: the keys whose signatures verified and that were valid at ``observed_at``.
+        statement: the statement (parsed payload).
+        result_checked: a check answer came with the envelope and matched ``result_sha256``.
+    """
+
+    keys: tuple[ListedKey, ...]
+    statement: dict[str, Any]
+    result_checked: bool
+
+    @property
+    def predicate(self) -> dict[str, Any]:
+        predicate: dict[str, Any] = self.statement["predicate"]
+        return predicate
+
+
+def _fail(reason: str, message: str) -> VerificationFailed:
+    return VerificationFailed(reason, message)
+
+
+def _unbase64(value: object, what: str) -> bytes:
+    if not isinstance(value, str):
+        raise _fail("envelope_unreadable", f"{what} is not a base64 string")
+    try:  # DSSE: standard or URL-safe base64 (protocol.md); padding optional
+        text = value.replace("-", "+").replace("_", "/")
+        return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        raise _fail("envelope_unreadable", f"{what} is not base64") from None
+
+
+def read_input(raw: bytes) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The envelope, and the check answer it came in (if it came in one).
+
+    Raises:
+        VerificationFailed: ``envelope_unreadable``.
+    """
+    if len(raw) > MAX_INPUT_BYTES:
+        raise _fail("envelope_unreadable", f"the input is larger than {MAX_INPUT_BYTES} bytes")
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise _fail("envelope_unreadable", "the input is not UTF-8 JSON") from None
+    if isinstance(document, dict) and isinstance(document.get("attestation"), dict):
+        return document["attestation"], document
+    if isinstance(document, dict) and isinstance(document.get("envelope"), dict):
+        return document["envelope"], None  # GET /v1/attestations/{id}
+    if isinstance(document, dict) and "payloadType" in document:
+        return document, None
+    raise _fail("envelope_unreadable", "the input is neither a DSSE envelope nor a check answer holding one")
+
+
+def _signed_by(envelope: Mapping[str, Any], keys: Mapping[str, ListedKey]) -> tuple[bytes, list[ListedKey]]:
+    payload_type = envelope.get("payloadType")
+    signatures = envelope.get("signatures")
+    if not isinstance(payload_type, str) or not isinstance(signatures, list) or not signatures:
+        raise _fail("envelope_unreadable", "the envelope needs payloadType, payload and a non-empty signatures array")
+    payload = _unbase64(envelope.get("payload"), "payload")
+    if payload_type != IN_TOTO:
+        raise _fail("payload_type_unexpected", f"payloadType is {payload_type[:80]!r}, not {IN_TOTO}")
+    message = pae.encode(payload_type, payload)
+    named = verified = 0
+    signers: list[ListedKey] = []
+    for signature in signatures[:16]:
+        if not isinstance(signature, dict):
+            raise _fail("envelope_unreadable", "a signature is not an object")
+        sig = _unbase64(signature.get("sig"), "a signature")
+        keyid = signature.get("keyid")
+        candidates = [keys[keyid]] if isinstance(keyid, str) and keyid in keys else []
+        if not keyid:
+            candidates = list(keys.values())
+        named += bool(candidates)
+        for key in candidates:
+            try:
+                key.public.verify(sig, message)
+            except InvalidSignature:
+                continue
+            verified += 1
+            if key not in signers:
+                signers.append(key)
+    if not named:
+        raise _fail("key_unknown", "no signature names a key of the key document")
+    if not verified:
+        raise _fail("signature_invalid", "no signature verifies with the key it names")
+    return payload, signers
+
+
+@functools.cache
+def _validator(name: str) -> Draft202012Validator:
+    schema = json.loads(resources.files("app.attest").joinpath("schemas", name).read_text("utf-8"))
+    return Draft202012Validator(schema)
+
+
+def _schema_errors(name: str, value: object) -> str | None:
+    error = next(iter(_validator(name).iter_errors(value)), None)
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+    return f"at {where}: {error.message[:200]}"
+
+
+def verify(raw: bytes, keys: Mapping[str, ListedKey]) -> Verified:
+    """Verify the envelope in ``raw`` against ``keys`` (see the module docs).
+
+    Raises:
+        VerificationFailed: with the reason of the first step that failed.
+    """
+    envelope, answer = read_input(raw)
+    payload, signers = _signed_by(envelope, keys)
+    unrevoked = [key for key in signers if not key.revoked]
+    if not unrevoked:
+        raise _fail("key_revoked", f"the signing key {signers[0].keyid} is revoked")
+    try:
+        statement = jcs.parse(payload)
+        canonical = jcs.serialise(statement)
+    except jcs.DuplicateKey as exc:
+        raise _fail(
+            "payload_duplicate_key", f"an object of the payload holds the key {str(exc)[:80]!r} twice"
+        ) from None
+    except jcs.NotCanonical as exc:
+        raise _fail("payload_not_canonical", f"the payload has no canonical form: {exc}") from None
+    if canonical != payload:
+        raise _fail("payload_not_canonical", "the payload bytes are not their own canonical form")
+    problem = _schema_errors("statement-v1.schema.json", statement)
+    if problem is not None:
+        raise _fail("statement_invalid", f"the statement does not match its schema {problem}")
+    problem = _schema_errors("check-result-v1.schema.json", statement["predicate"])
+    if problem is not None:
+        raise _fail("predicate_invalid", f"the predicate does not match its schema {problem}")
+    observed = datetime.fromisoformat(statement["predicate"]["observed_at"])
+    valid = tuple(key for key in unrevoked if key.valid_at(observed))
+    if not valid:
+        raise _fail("key_not_valid_at_observed_at", f"key {unrevoked[0].keyid} was not valid at {observed.isoformat()}")
+    checked = answer is not None and _match_answer(answer, statement["predicate"])
+    return Verified(valid, statement, checked)
+
+
+def _match_answer(answer: dict[str, Any], predicate: Mapping[str, Any]) -> bool:
+    """Whether the answer could be matched (a result with no canonical form is signed without a
+    digest); raises ``result_mismatch`` when it does not match."""
+    if predicate.get("result_sha256") is None:
+        return False
+    result = {name: value for name, value in answer.items() if name not in ("attestation", "attestation_id")}
+    try:
+        digest: str | None = hashlib.sha256(jcs.serialise(result, normalise=True)).hexdigest()
+    except jcs.NotCanonical:
+        digest = None
+    if digest != predicate["result_sha256"]:
+        raise _fail("result_mismatch", "the check answer beside the envelope is not the result the statement signs")
+    return True
