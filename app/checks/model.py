@@ -81,6 +81,8 @@ class CheckResult(ProbeResult):
         credentialed: the check ran with the caller's own credentials (never cached or shared).
         credential_headers: the names of those headers (never their values).
         tool_definitions: the tools as listed, cleaned and capped; only when asked for.
+        attestation_id, attestation: the signed statement of a served check (a DSSE envelope,
+            ``docs/attestations.md``) and its id; ``None`` where nothing was signed (the CLI).
     """
 
     checks: list[CheckVerdict] = Field(default_factory=list)
@@ -91,3 +93,7 @@ class CheckResult(ProbeResult):
     credentialed: bool = False
     credential_headers: list[str] = Field(default_factory=list)
     tool_definitions: list[ToolDefinition] | None = None
+    attestation_id: str | None = Field(default=None, description="SHA-256 (hex) of the envelope's payload.")
+    attestation: dict[str, Any] | None = Field(
+        default=None, description="The DSSE envelope of the in-toto statement of this check."
+    )

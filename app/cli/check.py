@@ -189,7 +189,8 @@ def run_check(args: argparse.Namespace) -> int:
         sys.stderr.write(f"error: {exc.reason}: {exc.message}\n")
         return EXIT_INTERNAL
     if args.json:
-        exclude = None if args.tools else {"tool_definitions"}
+        # (a result of the command line is not signed: only the service holds signing keys)
+        exclude = {"attestation", "attestation_id"} | (set() if args.tools else {"tool_definitions"})
         sys.stdout.write(result.model_dump_json(indent=2, exclude=exclude) + "\n")
     else:
         from app.cli.summary import write_summary

@@ -200,7 +200,8 @@ def signed(services: Services, result: ProbeResult, include_tools: bool) -> tupl
     """
     if not isinstance(result, CheckResult):  # (a full check always is one)
         raise ApiError("probe_internal_error", "a full check produced no check result")
-    raw = result.model_dump_json(exclude=None if include_tools else {"tool_definitions"}).encode()
+    unsigned = {"attestation", "attestation_id"} | (set() if include_tools else {"tool_definitions"})
+    raw = result.model_dump_json(exclude=unsigned).encode()
     try:
         attestation = services.attestor.attest(result, json.loads(raw))
     except NoSigningKey as exc:

@@ -16,7 +16,9 @@ FREE = {"X-Free-Pool": "1"}
 
 def test_a_free_check_is_signed_and_verifies(service: Service, sdk_base: str) -> None:
     with service() as base:
-        answer = httpx2.post(f"{base}/v1/mcp/check", json={"url": f"{sdk_base}/stateless-json/mcp"}, headers=FREE, timeout=30)
+        answer = httpx2.post(
+            f"{base}/v1/mcp/check", json={"url": f"{sdk_base}/stateless-json/mcp"}, headers=FREE, timeout=30
+        )
         assert answer.status_code == 200
         keys = httpx2.get(f"{base}/.well-known/mcp-sonde-keys.json").content
         stored = httpx2.get(f"{base}/v1/attestations/{answer.json()['attestation_id']}")
