@@ -5,8 +5,10 @@ before uvicorn starts, so a port that cannot be bound is told apart from the app
 start (uvicorn exits with 3 for both). Then uvicorn serves the app on them (``--workers`` > 1:
 its supervisor shares them with every worker). Exit codes (:mod:`app.cli.codes`): 0 after a
 clean stop (SIGTERM or SIGINT, once uvicorn has shut down gracefully), 21 for a port, 22 when
-the app or its lifespan fails to start, 1 for a fault after start-up. Invalid settings (20)
-are caught before this module runs.
+the app or its lifespan fails to start (a signing key that is revoked or expired, or a key
+document that cannot be read or written, among them), 1 for a fault after start-up. Invalid
+settings (20) are caught before this module runs, except a signing key that is not an Ed25519
+PEM, caught here.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import signal
 import socket
 from types import FrameType
 
-from app.cli.codes import EXIT_INTERNAL, SERVE_EXIT_PORT, SERVE_EXIT_STARTUP
+from app.cli.codes import EXIT_INTERNAL, SERVE_EXIT_PORT, SERVE_EXIT_SETTINGS, SERVE_EXIT_STARTUP
 from app.logs import service_logging
 from app.settings import Settings
 
@@ -48,6 +50,20 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def signing_ready(settings: Settings) -> int | None:
+    """Open the key ring once, before any worker starts (a first start generates the key here,
+    once); ``None`` when results can be signed, else the exit code after one log line."""
+    from app.attest.errors import AttestError
+    from app.attest.keyring import keyring_of
+
+    try:
+        keyring_of(settings)
+    except AttestError as exc:
+        logger.error("results cannot be signed (%s): %s", exc.reason, exc.message)
+        return SERVE_EXIT_SETTINGS if exc.reason == "private_key_invalid" else SERVE_EXIT_STARTUP
+    return None
+
+
 def serve(settings: Settings) -> int:
     """Run the service until it is stopped; returns the exit code."""
     import uvicorn
@@ -66,6 +82,9 @@ def serve(settings: Settings) -> int:
         limit_concurrency=settings.limit_concurrency,
         timeout_keep_alive=5,
     )
+    refused = signing_ready(settings)
+    if refused is not None:
+        return refused
     ports = [settings.port] + ([settings.metrics_port] if settings.metrics_port is not None else [])
     sockets: list[socket.socket] = []
     for port in ports:

@@ -12,6 +12,8 @@ import anyio
 import httpx2
 import pytest
 
+from app.attest.verify.keydoc import parse_keys
+from app.attest.verify.verifier import verify
 from tests.payment.chain import PRICE, START_BALANCE, Chain, decode, encode, malleate, pay, with_authorization
 from tests.payment.conftest import PaidService
 from tests.servers.raw import RawServer, Request
@@ -82,8 +84,10 @@ def test_happy_path(paid_service: PaidService, chain: Chain, raw: RawServer, tar
     with paid_service() as base:
         signature = payment_for(base, chain, target)
         paid = paid_post(base, target, signature)
+        keys = httpx2.get(f"{base}/.well-known/mcp-sonde-keys.json", timeout=10).content
     assert paid.status_code == 200, paid.text
     assert paid.json()["status"] == "ok" and paid.json()["server"]["name"] == "mini"
+    assert verify(paid.content, parse_keys(keys)).result_checked  # a paid check is signed like any other
     receipt = json.loads(base64.b64decode(paid.headers["payment-response"]))
     assert receipt["success"] is True and receipt["transaction"].startswith("0x")
     assert receipt["network"] == chain.network and receipt["payer"].lower() == chain.payer.address.lower()
