@@ -151,9 +151,7 @@ def test_refusals_and_badges_carry_no_attestation(service: Service, sdk_base: st
 
 def test_unknown_and_malformed_attestation_ids_are_404(service: Service) -> None:
     with service() as base:
-        answers = [
-            httpx2.get(f"{base}/v1/attestations/{i}", timeout=10) for i in ("0" * 64, "abc", "g" * 64, "A" * 64)
-        ]
+        answers = [httpx2.get(f"{base}/v1/attestations/{i}", timeout=10) for i in ("0" * 64, "abc", "g" * 64, "A" * 64)]
     assert [(a.status_code, reason_of(a)) for a in answers] == [(404, "attestation_not_found")] * 4
 
 
