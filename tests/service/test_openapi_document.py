@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs installed
+from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from pydantic import BaseModel
 from referencing import Registry, Resource
