@@ -34,6 +34,7 @@ What RFC 8785 and I-JSON cannot represent is refused with a :class:`CanonicalFor
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 import unicodedata
@@ -93,46 +94,104 @@ def _integer(value: int) -> int | float:
     raise CanonicalFormError("number_out_of_range", "an integer outside the IEEE-754 double exact range")
 
 
-def _prepare(value: object, depth: int) -> Any:
-    """A plain copy of ``value`` with NFC strings, or :class:`CanonicalFormError`."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return nfc(value)
-    if isinstance(value, int):
-        return _integer(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise CanonicalFormError("non_finite_number", "NaN and infinities have no JSON form")
-        return float(value)
-    if isinstance(value, Mapping | list | tuple):
-        if depth >= MAX_DEPTH:
-            raise CanonicalFormError("too_deep", f"nested deeper than {MAX_DEPTH} levels")
-        if isinstance(value, Mapping):
-            return _prepare_object(value, depth + 1)
-        return [_prepare(item, depth + 1) for item in value]
-    raise CanonicalFormError("unsupported_type", f"{type(value).__name__} has no JSON form")
+class _Walk:
+    """One preparation: whether Python's JSON encoder writes the prepared value as RFC 8785 does.
 
+    It does for every value but two kinds (``plain`` turns false): floats written with an
+    exponent by either side: integral from 2**53 up, or non-integral outside ``[1e-4, 1e16)``
+    (integral floats below 2**53 become ints, which both write as plain digits; in between, ``repr`` and ECMAScript's
+    ``Number::toString`` both write the shortest round-trip digits without an exponent), and
+    object keys holding a character from U+E000 up (there code point order, which
+    ``sort_keys`` uses, may differ from the UTF-16 code unit order of section 3.2.3). Strings
+    are escaped alike: ``\\"``, ``\\\\``, the short forms of ``\\b \\f \\n \\r \\t`` and
+    ``\\u00xx`` (lower case) for the other control characters, everything else as itself.
+    """
 
-def _prepare_object(value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, item in value.items():
-        if not isinstance(key, str):
-            raise CanonicalFormError("unsupported_type", "object keys must be strings")
-        normal = nfc(key)
-        if normal in out:
-            raise CanonicalFormError("duplicate_key", "two object keys are equal after Unicode NFC")
-        out[normal] = _prepare(item, depth)
-    return out
+    __slots__ = ("plain",)
+
+    def __init__(self) -> None:
+        self.plain = True
+
+    def value(self, value: Any, depth: int) -> Any:
+        """A plain copy of ``value`` with NFC strings, or :class:`CanonicalFormError`."""
+        kind = type(value)  # the exact JSON types first: a parsed document holds nothing else
+        if kind is str:
+            return value if value.isascii() else nfc(value)
+        if kind is dict or kind is list:
+            if depth >= MAX_DEPTH:
+                raise CanonicalFormError("too_deep", f"nested deeper than {MAX_DEPTH} levels")
+            if kind is dict:
+                return self._object(value, depth + 1)
+            return [self.value(item, depth + 1) for item in value]
+        if kind is int and -EXACT_INT < value < EXACT_INT:
+            return value
+        if kind is float and value.is_integer() is False and 1e-4 <= abs(value) < 1e16:
+            return value
+        return self._other(value, depth)
+
+    def _other(self, value: object, depth: int) -> Any:
+        """:meth:`value` for the rest: literals, other numbers, subclasses, mappings and tuples."""
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return str.__str__(value) if value.isascii() else nfc(value)
+        if isinstance(value, int):
+            number = _integer(value)
+            return self._float(number) if isinstance(number, float) else number
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise CanonicalFormError("non_finite_number", "NaN and infinities have no JSON form")
+            return self._float(float(value))
+        if isinstance(value, Mapping | list | tuple):
+            if depth >= MAX_DEPTH:
+                raise CanonicalFormError("too_deep", f"nested deeper than {MAX_DEPTH} levels")
+            if isinstance(value, Mapping):
+                return self._object(value, depth + 1)
+            return [self.value(item, depth + 1) for item in value]
+        raise CanonicalFormError("unsupported_type", f"{type(value).__name__} has no JSON form")
+
+    def _float(self, number: float) -> float | int:
+        if number.is_integer():
+            if -EXACT_INT < number < EXACT_INT:
+                return int(number)
+            self.plain = False  # (from 2**53 up, repr writes "9007199254740992.0" or an exponent)
+        elif not 1e-4 <= abs(number) < 1e16:
+            self.plain = False
+        return number
+
+    def _object(self, value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                if not isinstance(key, str):
+                    raise CanonicalFormError("unsupported_type", "object keys must be strings")
+                key = str.__str__(key)
+            if key.isascii():
+                normal = key
+            else:
+                normal = nfc(key)
+                if self.plain and max(normal) >= "\ue000":
+                    self.plain = False
+            if normal in out:
+                raise CanonicalFormError("duplicate_key", "two object keys are equal after Unicode NFC")
+            out[normal] = self.value(item, depth)
+        return out
 
 
 def canonical_bytes(value: object) -> bytes:
     """The canonical form of a JSON value: NFC strings and keys, then RFC 8785 (UTF-8 bytes).
 
+    The prepared value is written by Python's JSON encoder (C) when that gives RFC 8785's bytes
+    (:class:`_Walk`), else by the ``rfc8785`` package; the tests hold both to the RFC's vectors,
+    to ``rfc8785`` and to the ``canonicalize`` reference implementation.
+
     Raises:
         CanonicalFormError: the value has no canonical form (``reason`` says why).
     """
-    prepared = _prepare(value, 0)
+    walk = _Walk()
+    prepared = walk.value(value, 0)
+    if walk.plain:
+        return json.dumps(prepared, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False).encode()
     try:
         return rfc8785.dumps(prepared)
     except rfc8785.FloatDomainError as exc:  # pragma: no cover - refused above

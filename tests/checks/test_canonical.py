@@ -426,3 +426,42 @@ def test_property_floats_round_trip(number: float) -> None:
     written = canonical_bytes(number)
     assert float(written) == number
     assert canonical_bytes(json.loads(written)) == written
+
+
+# --- The two writers: Python's JSON encoder where it agrees with RFC 8785, else rfc8785 --------
+
+
+@pytest.mark.parametrize(
+    "number",
+    [1e-4, 9.999999999999999e-05, 1e16, 9999999999999998.0, 2.0**53, -(2.0**53), 2.0**53 - 1, 41.0, -0.0,
+     0.1, 123.456, 1e21, 1e-7, 5e-324, 1.7976931348623157e308, 4.35, 0.30000000000000004],
+)  # fmt: skip
+def test_floats_at_the_writers_boundaries_are_written_as_rfc8785_does(number: float) -> None:
+    assert canonical_bytes({"n": number, "list": [number, -number]}) == rfc8785.dumps(
+        {"n": number, "list": [number, -number]}
+    )
+
+
+def test_keys_whose_code_point_and_utf16_orders_differ_are_sorted_by_utf16() -> None:
+    # U+1F600 is the surrogate pair D83D DE00 in UTF-16, which sorts before U+E000 and U+FFFD.
+    value = {"\ue000": 1, "\U0001f600": 2, "\ufffd": 3, "a": 4}
+    assert canonical_bytes(value) == rfc8785.dumps(value)
+    assert canonical_bytes(value).decode().index("\U0001f600") < canonical_bytes(value).decode().index("\ue000")
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)
+        | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+        lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4),
+        max_leaves=20,
+    )
+)  # fmt: skip
+def test_property_both_writers_agree_with_rfc8785(value: Any) -> None:
+    try:
+        written = canonical_bytes(value)
+    except CanonicalFormError as exc:
+        assert exc.reason == "duplicate_key"
+        return
+    assert written == rfc8785.dumps(_nfc_copy(value))
