@@ -1,7 +1,7 @@
 """The canonical JSON form: Unicode NFC, then the JSON Canonicalization Scheme (RFC 8785).
 
-Used for tool fingerprints (``docs/fingerprints.md``) and meant for signed payloads. The form of
-a value is built in three steps:
+Used for tool fingerprints (``docs/fingerprints.md``) and signed payloads (``docs/attestations.md``).
+The form of a value is built in three steps:
 
 1. Every string value and every object key is put in Unicode Normalization Form C (NFC),
    recursively. RFC 8785 section 3.1 says JCS itself leaves strings "as is"; we normalise on
@@ -9,9 +9,10 @@ a value is built in three steps:
    The vectors where this makes us differ from plain JCS are listed in ``docs/fingerprints.md``.
 2. An object whose keys collide after NFC (two different keys that become equal) is refused:
    I-JSON (RFC 7493 section 2.3) and RFC 8785 section 3.1 forbid duplicate property names.
-3. The result is serialised by the ``rfc8785`` package (sections 3.2.1 to 3.2.4: no whitespace,
-   ECMAScript string and number serialisation, properties sorted by their UTF-16 code units,
-   UTF-8 output).
+3. The result is serialised as RFC 8785 sections 3.2.1 to 3.2.4 say (no whitespace, ECMAScript
+   string and number serialisation, properties sorted by their UTF-16 code units, UTF-8
+   output): by Python's JSON encoder where its bytes are those (:class:`_Walk` says when), by
+   the ``rfc8785`` package otherwise.
 
 What RFC 8785 and I-JSON cannot represent is refused with a :class:`CanonicalFormError` whose
 ``reason`` is a stable key:
