@@ -16,6 +16,7 @@ import json
 import time
 from dataclasses import dataclass
 
+import anyio.to_thread
 from x402.schemas import SettleResponse
 
 from app.attest.errors import NoSigningKey
@@ -33,6 +34,9 @@ from app.service.errors import ApiError, payment_errors
 from app.service.freepool import Draw
 from app.service.services import Services
 from app.service.tracing import CheckSpan
+
+#: Results up to this many bytes are signed on the event loop (see :func:`signed`).
+INLINE_SIGN_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,7 @@ async def _run(
         except ProbeFailed as exc:
             raise ApiError("probe_internal_error", exc.message) from exc
         span.result(result.status, result.reason)
-        payload, attestation = signed(services, result, include_tools)
+        payload, attestation = await signed(services, result, include_tools)
         if not chargeable(result):
             # Our lookup gave no definitive answer: served, but not charged (a draw is given back).
             await services.attestations.put(attestation)
@@ -189,7 +193,7 @@ async def _resolve(
         services.metrics.lookup_wait.observe(time.monotonic() - asked)
 
 
-def signed(services: Services, result: ProbeResult, include_tools: bool) -> tuple[bytes, Attestation]:
+async def signed(services: Services, result: ProbeResult, include_tools: bool) -> tuple[bytes, Attestation]:
     """The served bytes of a full check, with its ``attestation`` (the DSSE envelope) and ``attestation_id``.
 
     The statement's ``result_sha256`` is of the result exactly as served without those two
@@ -202,8 +206,14 @@ def signed(services: Services, result: ProbeResult, include_tools: bool) -> tupl
         raise ApiError("probe_internal_error", "a full check produced no check result")
     unsigned = {"attestation", "attestation_id"} | (set() if include_tools else {"tool_definitions"})
     raw = result.model_dump_json(exclude=unsigned).encode()
+
+    def attest() -> Attestation:
+        return services.attestor.attest(result, json.loads(raw))
+
     try:
-        attestation = services.attestor.attest(result, json.loads(raw))
+        # A result of a few kB signs in about 0.3 ms; one with a large tool list takes ~35 ms per
+        # MB (the canonical form of the whole result), so it is signed off the event loop.
+        attestation = attest() if len(raw) <= INLINE_SIGN_BYTES else await anyio.to_thread.run_sync(attest)
     except NoSigningKey as exc:
         raise ApiError(exc.reason, exc.message) from exc
     envelope = json.dumps(attestation.envelope, separators=(",", ":")).encode()

@@ -163,3 +163,18 @@ def test_the_schemas_are_served_as_kept_in_the_repository(service: Service) -> N
             assert served.content == resources.files("app.attest").joinpath("schemas", name).read_bytes()
         missing = httpx2.get(f"{base}/schemas/other.json", timeout=10)
     assert (missing.status_code, reason_of(missing)) == (404, "not_found")
+
+
+def test_a_large_result_is_signed_off_the_event_loop_and_verifies(service: Service, raw: RawServer) -> None:
+    from app.service.checkflow import INLINE_SIGN_BYTES
+
+    raw.routes["/mcp"] = MiniMcp(tools=[f"tool_number_{i:04d}" for i in range(1500)])
+    with service() as base:
+        answer = httpx2.post(
+            f"{base}/v1/mcp/check", json={"url": raw.url("/mcp"), "include": ["tools"]}, headers=FREE, timeout=30
+        )
+        keys = keys_of(base)
+    assert answer.status_code == 200 and len(answer.content) > INLINE_SIGN_BYTES
+    assert len(answer.json()["tool_definitions"]) == 1500
+    verified = verify(answer.content, parse_keys(keys))
+    assert verified.result_checked and verified.predicate["tools"] == {"count": 1500, "complete": True}
