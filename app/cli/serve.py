@@ -61,6 +61,11 @@ def signing_ready(settings: Settings) -> int | None:
     except AttestError as exc:
         logger.error("results cannot be signed (%s): %s", exc.reason, exc.message)
         return SERVE_EXIT_SETTINGS if exc.reason == "private_key_invalid" else SERVE_EXIT_STARTUP
+    if settings.redis_url and settings.signing_key is None and settings.signing_key_file is None:
+        logger.warning(
+            "instances sharing Redis sign with the key of their own data directory: to publish one key "
+            "document, give every machine the same MCP_SONDE_SIGNING_KEY_FILE and key document (docs/attestations.md)"
+        )
     return None
 
 
