@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -124,3 +125,37 @@ def test_with_two_workers_a_clean_stop_exits_0() -> None:
     with sonde("--workers", "2", env=env) as served:
         assert httpx2.get(f"{served.base}/healthz", timeout=10).status_code == 200
     assert served.returncode == 0
+
+
+def test_a_revoked_signing_key_stops_the_start_and_an_unreadable_one_is_a_settings_error(tmp_path: Path) -> None:
+    """No check may be served unsigned or signed by a key its owner revoked: serve refuses to start."""
+    from app.attest import keyring
+
+    keys = tmp_path / "keys.json"
+    pem = tmp_path / "signing.pem"
+    entry = keyring.generate(keys, private_out=pem)
+    keyring.revoke(keys, entry.keyid)
+    env = {"MCP_SONDE_KEYS_FILE": str(keys), "MCP_SONDE_SIGNING_KEY_FILE": str(pem)}
+    code, _out, err = finish(launch("serve", "--port", str(free_port()), env=env))
+    assert code == SERVE_EXIT_STARTUP and b"signing_key_revoked" in err and b"Traceback" not in err
+    pem.write_text("-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n")
+    code, _out, err = finish(launch("serve", "--port", str(free_port()), env=env))
+    assert code == SERVE_EXIT_SETTINGS and b"private_key_invalid" in err and b"Traceback" not in err
+
+
+def test_the_first_start_generates_one_signing_key_and_says_so(tmp_path: Path) -> None:
+    port = free_port()
+    process = launch("serve", "--port", str(port), env={"MCP_SONDE_DATA_DIR": str(tmp_path)})
+    try:
+        wait_listening(port, process)
+        published = httpx2.get(f"http://127.0.0.1:{port}/.well-known/mcp-sonde-keys.json", timeout=10).json()
+        process.send_signal(signal.SIGTERM)
+    finally:
+        code, _out, err = finish(process)
+    assert code == 0, err
+    (key,) = published["keys"]
+    assert f"generated {key['keyid']} into {tmp_path / 'keys'}".encode() in err
+    assert sorted(p.name for p in (tmp_path / "keys").iterdir() if not p.name.startswith(".")) == [
+        f"{key['keyid']}.pem",
+        "keys.json",
+    ]
