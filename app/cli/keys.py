@@ -55,12 +55,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     keys.set_defaults(handler=run)
 
 
-def _path(args: argparse.Namespace) -> Path:
+def _path(args: argparse.Namespace) -> Path | None:
     if args.keys_file is not None:
         return Path(args.keys_file)
-    from app.settings import Settings
+    from app.cli.check import settings_of
 
-    return Settings().keys_path
+    settings = settings_of({})  # (an invalid setting is printed)
+    return settings.keys_path if settings is not None else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     from app.attest.errors import KeyDocumentError
 
     path = _path(args)
+    if path is None:
+        return EXIT_KEYS
     try:
         if args.action == "new":
             entry = keyring.generate(path, private_out=args.private_key_out, valid_until=args.valid_until)

@@ -52,9 +52,14 @@ def _keys(args: argparse.Namespace) -> bytes:
 
         return anyio.run(fetched)
     if where is None:
-        from app.settings import Settings
+        from app.cli.check import settings_of
 
-        where = str(Settings().keys_path)
+        settings = settings_of({})  # (an invalid setting is printed)
+        if settings is None:
+            raise VerificationFailed(
+                "keys_unavailable", "no --keys given, and the settings naming the key document are invalid"
+            )
+        where = str(settings.keys_path)
     return source.read_file(where)
 
 
