@@ -17,9 +17,12 @@ import base64
 import contextlib
 import json
 import logging
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -108,9 +111,11 @@ def _start(stack: contextlib.ExitStack) -> dict[str, Any]:
     stack.enter_context(serve(auth_server(guarded_port), port=guarded_port))
     chain = new_chain()
     facilitator = stack.enter_context(serve(facilitator_app(chain)))
+    data = stack.enter_context(tempfile.TemporaryDirectory(prefix="mcp-sonde-demo-"))
     settings = Settings(
         allow_private=True,
         redis_url=None,
+        data_dir=Path(data),  # the demo's signing key lives and dies with the demo
         host_start_interval_s=0.0,
         pay_to=chain.pay_to.address,
         payment_networks=[PaymentNetwork(network=chain.network, asset=chain.token.address)],
@@ -210,6 +215,23 @@ def run(demo: Demo, env: dict[str, Any]) -> None:
 
     demo.expect("pay for one check, replay it", paid)
 
+    print("\nsigned results (in-toto statements in DSSE envelopes)")
+    keys_url = f"{base}/.well-known/mcp-sonde-keys.json"
+
+    def verified() -> tuple[bool, str]:
+        answer = http.post(f"{base}/v1/mcp/check", json={"url": target}, headers=FREE)
+        honest = verify_with_cli(answer.content, keys_url)
+        document = answer.json()
+        payload = bytearray(base64.b64decode(document["attestation"]["payload"]))
+        payload[len(payload) // 2] ^= 0x01
+        document["attestation"]["payload"] = base64.b64encode(bytes(payload)).decode()
+        tampered = verify_with_cli(json.dumps(document).encode(), keys_url)
+        stored = http.get(f"{base}/v1/attestations/{answer.json()['attestation_id']}")
+        ok = honest[0] == 0 and tampered[0] == 34 and stored.status_code == 200
+        return ok, f"mcp-sonde verify: {honest[1]}; one changed payload byte: exit {tampered[0]} (signature_invalid)"
+
+    demo.expect("a free check verifies against the published keys", verified)
+
     print("\nthe MCP tool at /mcp (mcp SDK client)")
 
     def tool_free() -> tuple[bool, str]:
@@ -269,6 +291,17 @@ def run(demo: Demo, env: dict[str, Any]) -> None:
     demo.expect("PNG badge (server behind auth)", png)
     demo.expect("JSON badge (shields endpoint)", endpoint_json)
     http.close()
+
+
+def verify_with_cli(answer: bytes, keys_url: str) -> tuple[int, str]:
+    """``mcp-sonde verify`` of ``answer`` with the keys at ``keys_url``: its exit code and first line."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as file:
+        file.write(answer)
+        file.flush()
+        args = [sys.executable, "-m", "app", "verify", file.name, "--keys", keys_url, "--allow-private"]
+        done = subprocess.run(args, capture_output=True, timeout=60, check=False)
+    lines = (done.stdout or done.stderr).decode(errors="replace").splitlines()
+    return done.returncode, lines[0] if lines else ""
 
 
 def main() -> int:
