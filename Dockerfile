@@ -16,12 +16,15 @@ RUN /opt/venv/bin/pip install --no-deps .
 
 FROM python:3.11-slim AS runtime
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PATH=/opt/venv/bin:$PATH \
-    MCP_SONDE_HOST=0.0.0.0 MCP_SONDE_PORT=8000
+    MCP_SONDE_HOST=0.0.0.0 MCP_SONDE_PORT=8000 MCP_SONDE_DATA_DIR=/var/lib/mcp-sonde
 # cairosvg draws PNG badges through the system's cairo; fonts-dejavu-core holds the face it uses.
 RUN apt-get update && apt-get install -y --no-install-recommends libcairo2 fonts-dejavu-core \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --no-create-home sonde
+    && useradd --system --uid 10001 --no-create-home sonde \
+    && install -d -o sonde -g sonde -m 0700 /var/lib/mcp-sonde
 COPY --from=builder /opt/venv /opt/venv
+# The key document and a generated signing key (docs/attestations.md): keep them across restarts.
+VOLUME ["/var/lib/mcp-sonde"]
 WORKDIR /srv/mcp-sonde
 USER sonde
 EXPOSE 8000

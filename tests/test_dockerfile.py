@@ -89,6 +89,21 @@ def test_runtime_runs_as_a_system_user_with_health_check_and_entry_point(runtime
     assert [json.loads(v) for v in values(runtime, "CMD")] == [["serve"]]
 
 
+def test_the_data_directory_is_the_user_s_own_and_a_volume(runtime: list[dict[str, Any]]) -> None:
+    """The key document and a generated signing key live in the data directory: it must be
+    writable by the service's user (or the first start fails) and outlive the container."""
+    env = " ".join(values(runtime, "ENV"))
+    assert "MCP_SONDE_DATA_DIR=/var/lib/mcp-sonde" in env.split()
+    run = words(runtime)
+    made = run.index("install")
+    made = run.index("install", made + 1)  # (the first is apt-get's)
+    assert run[made : made + 8] == ["install", "-d", "-o", "sonde", "-g", "sonde", "-m", "0700"]
+    assert run[made + 8] == "/var/lib/mcp-sonde"
+    assert [json.loads(v) for v in values(runtime, "VOLUME")] == [["/var/lib/mcp-sonde"]]
+    (user,) = values(runtime, "USER")
+    assert user == "sonde"
+
+
 def test_dockerignore_lets_in_exactly_what_the_builder_copies(builder: list[dict[str, Any]]) -> None:
     lines = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()]
     patterns = [line for line in lines if line and not line.startswith("#")]
