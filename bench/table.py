@@ -15,6 +15,7 @@ RUNS = [
     ("startup", ["bench.startup", "10"]),
     ("store", ["bench.store"]),
     ("link", ["bench.link", "5"]),
+    ("attest", ["bench.attest", "100", "5"]),
 ]
 HEADER = ("benchmark", "figure", "baseline", "ratio")
 
@@ -43,6 +44,8 @@ def rows_for(name: str, out: str) -> list[tuple[str, str, str, str]]:
         return [("CLI start-up to first packet", f"{ours} ms", f"goal < 100 ms; bare python {bare} ms", "-")]
     if name == "link":
         return _link_rows(out)
+    if name == "attest":
+        return _attest_rows(out)
     if name == "store":
         after, goal = first(out, r"MB before, (\d+) MB after"), first(out, r"goal < (\d+) MB")
         return [("embedded store, 100,000 badge URLs", f"{after} MB RSS", f"goal < {goal} MB (bound + baseline)", "-")]
@@ -69,6 +72,22 @@ def rows_for(name: str, out: str) -> list[tuple[str, str, str, str]]:
             first(out, r"cached/bare\s+([\d.]+)"),
         )
     ]
+
+
+def _attest_rows(out: str) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for label, added, dump, ratio in re.findall(
+        r"^  cpu (.+?): ([\d.]+) ms added, model_dump_json ([\d.]+) ms, ratio ([\d.]+)$", out, flags=re.MULTILINE
+    ):
+        rows.append((f"signing CPU: {label}", f"+{added} ms", f"model_dump_json {dump} ms", ratio))
+    for label, unsigned, signed, added, percent in re.findall(
+        r"^  e2e (.+?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+) %", out, flags=re.MULTILINE
+    ):
+        ratio = f"{float(signed) / float(unsigned):.2f}"
+        rows.append(
+            (f"signed check: {label}", f"+{added} ms ({percent} %)", f"unsigned {unsigned} ms (goal <= 5 %)", ratio)
+        )
+    return rows
 
 
 def _link_rows(out: str) -> list[tuple[str, str, str, str]]:

@@ -152,8 +152,10 @@ def open_keyring(path: Path, configured: Ed25519PrivateKey | None = None) -> Key
             revoked (``signing_key_revoked``) or expired (``signing_key_expired``).
     """
     ring = KeyRing(path, configured)
-    now = utc_now()
     with locked(path):
+        # "now" only once the lock is held: a key another process generated while this one
+        # waited is valid from a second no later than this one, so it is found and reused.
+        now = utc_now()
         document = read_document(path)
         if configured is None:
             try:

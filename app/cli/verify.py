@@ -78,7 +78,7 @@ def _input(name: str) -> bytes:
 def run(args: argparse.Namespace) -> int:
     """Verify, print the verdict, return the exit code."""
     from app.attest.verify.keydoc import parse_keys
-    from app.attest.verify.summary import describe, facts
+    from app.attest.verify.summary import describe, facts, to_json
     from app.attest.verify.verifier import verify
 
     try:
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         return exc.exit_code
     report: dict[str, Any] = facts(verified)
     if args.json:
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(to_json(report) + "\n")
     else:
         sys.stdout.write(describe(report) + "\n")
     return EXIT_OK
