@@ -3,7 +3,7 @@
 Two figures, each against a named baseline, medians of repeats, in one run:
 
 - **CPU per result** (this process, ``time.process_time``): the work
-  :func:`app.service.checkflow.signed` adds to a result (the JSON read back, the statement with
+  :func:`app.service.checkflow.sign_answer` adds to a result (the statement with
   the result's digest, its canonical form, the Ed25519 signature over PAE, the envelope spliced
   into the answer) against the baseline, the same result's plain ``model_dump_json`` (what an
   unsigned answer costs to write). Two results of real full checks: *small*, the ``mcp`` SDK
@@ -12,11 +12,11 @@ Two figures, each against a named baseline, medians of repeats, in one run:
   breakdown says where the time goes.
 - **End to end** (wall clock): free-pool checks through the service (in this process, on
   loopback, embedded store; the MCP servers in their own processes) with signing, against the
-  baseline, the same checks with ``signed`` replaced by a function returning the unsigned
+  baseline, the same checks with ``sign_answer`` replaced by a function returning the unsigned
   answer and a dummy attestation (within this benchmark only). The two alternate check by
   check (which goes first alternates too), each with its own URL (a query string), so drift
   and caches treat both alike. Prints both medians, the overhead in ms and as a percentage of
-  the unsigned check, and the CPU ``signed()`` took inside the service (more than in the loop
+  the unsigned check, and the CPU ``sign_answer()`` took inside the service (more than in the loop
   of the first figure: colder caches, and the copies the canonical form makes wake the garbage
   collector, which walks the service's whole heap).
 
@@ -52,7 +52,6 @@ from app.attest.statement import result_digest, statement
 from app.checks.canonical import canonical_bytes
 from app.checks.model import CheckResult
 from app.checks.run import full_check
-from app.probe import ProbeResult
 from app.service import checkflow, create_app
 from app.service.services import Services
 from app.settings import Settings
@@ -62,7 +61,7 @@ from tests.servers.uvicorn_thread import serve
 
 LARGE_TOOLS = 200
 GOAL_PERCENT = 5.0
-SIGNED = checkflow.signed
+SIGNED = checkflow.sign_answer
 
 
 @dataclass(frozen=True)
@@ -87,10 +86,8 @@ def tools_server(n: int) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def unsigned(services: Services, result: ProbeResult, include_tools: bool) -> tuple[bytes, Attestation]:
-    """The answer as ``signed`` writes it, without signing: the baseline of the end-to-end figure."""
-    exclude = {"attestation", "attestation_id"} | (set() if include_tools else {"tool_definitions"})
-    raw = result.model_dump_json(exclude=exclude).encode()
+def unsigned(services: Services, result: CheckResult, raw: bytes) -> tuple[bytes, Attestation]:
+    """The answer as ``sign_answer`` leaves it, without signing: the baseline of the end-to-end figure."""
     dummy = dsse.Envelope(payloadType=dsse.PAYLOAD_TYPE, payload="", signatures=[])
     return raw, Attestation("0" * 64, dummy, b"")
 
@@ -109,7 +106,7 @@ def cpu_ms(work: Callable[[], object], n: int, repeats: int) -> float:
 
 
 def cpu_rows(target: Target, attestor: Attestor, n: int, repeats: int) -> list[tuple[str, float]]:
-    """(step, median CPU ms) for one real result of ``target``: the baseline, ``signed`` whole, its parts."""
+    """(step, median CPU ms) for one real result of ``target``: the baseline, ``sign_answer`` whole, its parts."""
     settings = Settings(allow_private=True)
     result = anyio.run(lambda: full_check(target.url, settings=settings, include_tools=target.include_tools))
     assert isinstance(result, CheckResult) and result.status == "ok", result.reason
@@ -117,7 +114,7 @@ def cpu_rows(target: Target, attestor: Attestor, n: int, repeats: int) -> list[t
     services = cast(Services, SimpleNamespace(attestor=attestor))
     exclude = {"attestation", "attestation_id"} | (set() if target.include_tools else {"tool_definitions"})
     raw = result.model_dump_json(exclude=exclude).encode()
-    served = json.loads(raw)
+    served = raw
     now = datetime.now(UTC)
     body = statement(result, served, now)
     payload = canonical_bytes(body)
@@ -125,8 +122,7 @@ def cpu_rows(target: Target, attestor: Attestor, n: int, repeats: int) -> list[t
     envelope = dsse.sign(payload, [(held.keyid, held.key)])
     steps: list[tuple[str, Callable[[], object]]] = [
         ("model_dump_json (baseline)", lambda: result.model_dump_json(exclude=exclude)),
-        ("signed() whole", lambda: SIGNED(services, result, target.include_tools)),
-        ("  json.loads of the answer", lambda: json.loads(raw)),
+        ("sign_answer() whole", lambda: SIGNED(services, result, raw)),
         ("  result_sha256 (canonical answer)", lambda: result_digest(served)),
         ("  statement() (includes result_sha256)", lambda: statement(result, served, now)),
         ("  canonical statement", lambda: canonical_bytes(body)),
@@ -141,14 +137,14 @@ def cpu_rows(target: Target, attestor: Attestor, n: int, repeats: int) -> list[t
 
 def end_to_end(base: str, target: Target, n: int) -> tuple[list[float], list[float], list[float]]:
     """Wall ms of ``n`` signed and ``n`` unsigned free-pool checks of ``target``, alternating, and
-    the CPU ms each signed check spent in ``signed()`` inside the service (its thread's time)."""
+    the CPU ms each signed check spent in ``sign_answer()`` inside the service (its thread's time)."""
     times: dict[bool, list[float]] = {True: [], False: []}
     inside: list[float] = []
 
-    def measured(services: Services, result: ProbeResult, include_tools: bool) -> tuple[bytes, Attestation]:
-        started = time.thread_time()
+    def measured(services: Services, result: CheckResult, raw: bytes) -> tuple[bytes, Attestation]:
+        started = time.thread_time()  # (a large answer is signed on a worker thread: this one's time)
         try:
-            return SIGNED(services, result, include_tools)
+            return SIGNED(services, result, raw)
         finally:
             inside.append((time.thread_time() - started) * 1000)
 
@@ -156,7 +152,7 @@ def end_to_end(base: str, target: Target, n: int) -> tuple[list[float], list[flo
     with httpx2.Client(timeout=30) as client:
         for i in range(-10, n):  # ten rounds of warm-up
             for signing in (True, False) if i % 2 else (False, True):
-                checkflow.signed = measured if signing else unsigned
+                checkflow.sign_answer = measured if signing else unsigned
                 url = f"{target.url}?n={i}&signed={int(signing)}"
                 started = time.perf_counter()
                 answer = client.post(f"{base}/v1/mcp/check", json={"url": url, **body}, headers={"X-Free-Pool": "1"})
@@ -166,7 +162,7 @@ def end_to_end(base: str, target: Target, n: int) -> tuple[list[float], list[flo
                 assert document["status"] == "ok" and ("attestation" in document) is signing
                 if i >= 0:
                     times[signing].append(elapsed)
-    checkflow.signed = SIGNED
+    checkflow.sign_answer = SIGNED
     return times[True], times[False], inside[10:]
 
 
@@ -205,7 +201,7 @@ def main() -> None:
         )
         print(
             f"end to end: median wall ms of a free-pool check through the service on loopback, {n} per side,"
-            f" alternating (baseline: signed() replaced by the unsigned answer; goal: at most {GOAL_PERCENT:g} %)"
+            f" alternating (baseline: sign_answer() replaced by the unsigned answer; goal: at most {GOAL_PERCENT:g} %)"
         )
         print(f"  {'':<4}{'server':<36}{'unsigned':>10}{'signed':>10}{'added':>9}{'added %':>9}{'in situ':>9}")
         with serve(create_app(settings), proxy_headers=False) as port:
@@ -215,7 +211,7 @@ def main() -> None:
                 extra = with_signing - base
                 print(f"  e2e {target.label:<36}{base:10.2f}{with_signing:10.2f}{extra:9.2f}{extra / base * 100:8.1f} %"
                       f"{statistics.median(inside):9.2f}")  # fmt: skip
-    print("(added: signed - unsigned medians; in situ: median CPU ms of signed() inside the service, where caches")
+    print("(added: signed - unsigned medians; in situ: median CPU ms of sign_answer() inside the service, where caches")
     print(" are colder and the garbage collector runs more than in the loop above)")
     print(f"({time.monotonic() - started:.0f} s)")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.attest import dsse
 from app.attest.keyring import KeyRing
@@ -45,8 +45,8 @@ class Attestor:
         """
         self.ring.signing_key(datetime.now(UTC))
 
-    def attest(self, result: CheckResult, served: dict[str, Any]) -> Attestation:
-        """Sign ``result``; ``served`` is the result as JSON, as it will be served (without attestation).
+    def attest(self, result: CheckResult, served: bytes) -> Attestation:
+        """Sign ``result``; ``served`` is its JSON text as it will be served (without attestation).
 
         Raises:
             NoSigningKey: no held key is valid at the result's ``observed_at``.

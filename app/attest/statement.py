@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from app import __version__
-from app.checks.canonical import CanonicalFormError, canonical_bytes
+from app.checks.canonical import CanonicalFormError, canonical_bytes, canonical_text
 
 if TYPE_CHECKING:
     from app.checks.model import CheckResult
@@ -85,16 +85,17 @@ def coverage(result: CheckResult) -> dict[str, str | None]:
     return {"level": "partial", "reason": result.reason}
 
 
-def result_digest(served: dict[str, Any]) -> str | None:
-    """SHA-256 of the canonical form of the result as served (without its attestation), or ``None``."""
+def result_digest(served: bytes) -> str | None:
+    """SHA-256 of the canonical form of the result as served (its JSON text, without the
+    attestation), or ``None`` when it has none."""
     try:
-        return hashlib.sha256(canonical_bytes(served)).hexdigest()
+        return hashlib.sha256(canonical_text(served)).hexdigest()
     except CanonicalFormError:
         return None
 
 
-def predicate(result: CheckResult, served: dict[str, Any], finished: datetime) -> dict[str, Any]:
-    """The predicate of ``result`` (``served``: the result as JSON, ``finished``: when the run ended)."""
+def predicate(result: CheckResult, served: bytes, finished: datetime) -> dict[str, Any]:
+    """The predicate of ``result`` (``served``: its JSON text as served, ``finished``: when the run ended)."""
     started = result.checked_at
     if result.timings.total_ms is not None:
         finished = started + timedelta(milliseconds=result.timings.total_ms)
@@ -139,7 +140,7 @@ def predicate(result: CheckResult, served: dict[str, Any], finished: datetime) -
     }
 
 
-def statement(result: CheckResult, served: dict[str, Any], finished: datetime) -> dict[str, Any]:
+def statement(result: CheckResult, served: bytes, finished: datetime) -> dict[str, Any]:
     """The in-toto Statement of ``result`` (see the module docs)."""
     body = predicate(result, served, finished)
     if result.schema_fingerprint:

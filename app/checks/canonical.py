@@ -203,6 +203,77 @@ def canonical_bytes(value: object) -> bytes:
         raise CanonicalFormError("unsupported_type", str(exc)) from exc
 
 
+class _NotPlain(Exception):
+    """A token :func:`canonical_text`'s fast path does not write as RFC 8785 does."""
+
+
+def _plain_float(token: str) -> float | int:
+    number = float(token)
+    if number.is_integer() and -EXACT_INT < number < EXACT_INT:
+        return int(number)
+    if number.is_integer() or not 1e-4 <= abs(number) < 1e16:
+        raise _NotPlain
+    return number
+
+
+def _not_json(token: str) -> object:
+    raise _NotPlain
+
+
+#: UTF-8 lead bytes of the characters from U+E000 up (where code point and UTF-16 orders of
+#: object names may differ: :class:`_Walk`).
+_HIGH_LEADS = (b"\xee", b"\xef", b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+
+
+def _plain_tree(value: Any) -> bool:
+    """Whether a parsed value nests at most :data:`MAX_DEPTH` deep and holds only integers within
+    2**53 (containers only are walked, without recursion); otherwise the walk decides."""
+    stack = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if depth > MAX_DEPTH:
+            return False
+        for child in node.values() if type(node) is dict else node:
+            kind = type(child)
+            if kind is dict or kind is list:
+                push((child, depth + 1))
+            elif kind is int and not -EXACT_INT < child < EXACT_INT:
+                return False
+    return True
+
+
+def canonical_text(text: bytes) -> bytes:
+    """:func:`canonical_bytes` of the value of UTF-8 JSON text whose objects have distinct names
+    (text this service wrote; a name given twice counts once, the last, as with ``json.loads``).
+
+    Text without ``\\u`` escapes (they may hide a surrogate or text not in NFC) and without
+    characters from U+E000 up, in NFC as a whole (ASCII, usually), is parsed with integral floats
+    read as ints and written by Python's JSON encoder at C speed; a value it would write otherwise
+    (see :class:`_Walk`) goes the walk's way. NFC of the whole text is NFC of each string in it:
+    the quote that delimits a string is a stable code point (UAX #15 section 9), across which
+    normalisation never reaches.
+
+    Raises:
+        CanonicalFormError: the value has no canonical form; ``ValueError`` for text that is not JSON.
+    """
+    decoded = text.decode("utf-8")
+    plain = b"\\u" not in text and (
+        text.isascii() or (not any(lead in text for lead in _HIGH_LEADS) and unicodedata.is_normalized("NFC", decoded))
+    )
+    if plain:
+        try:
+            value = json.loads(decoded, parse_float=_plain_float, parse_constant=_not_json)
+        except _NotPlain:
+            pass
+        else:
+            if type(value) not in (dict, list) or _plain_tree(value):
+                if type(value) is int and not -EXACT_INT < value < EXACT_INT:
+                    return canonical_bytes(value)
+                return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+    return canonical_bytes(json.loads(decoded))
+
+
 def sha256_hex(value: object) -> str:
     """The lower-case hex SHA-256 of :func:`canonical_bytes` of ``value`` (64 characters)."""
     return hashlib.sha256(canonical_bytes(value)).hexdigest()

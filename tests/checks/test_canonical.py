@@ -21,7 +21,15 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.checks.canonical import MAX_DEPTH, REASONS, CanonicalFormError, canonical_bytes, nfc, sha256_hex
+from app.checks.canonical import (
+    MAX_DEPTH,
+    REASONS,
+    CanonicalFormError,
+    canonical_bytes,
+    canonical_text,
+    nfc,
+    sha256_hex,
+)
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "rfc8785"
 VECTORS = DATA / "json-canonicalization"
@@ -465,3 +473,55 @@ def test_property_both_writers_agree_with_rfc8785(value: Any) -> None:
         assert exc.reason == "duplicate_key"
         return
     assert written == rfc8785.dumps(_nfc_copy(value))
+
+
+# --- canonical_text: the form of JSON text, at C speed where it can --------------------------
+
+
+def _outcome(function: Any, value: Any) -> bytes | str:
+    try:
+        result: bytes = function(value)
+        return result
+    except CanonicalFormError as exc:
+        return exc.reason
+
+
+_ODD_TEXT = ["e\u0301", "\u00e9", "\ue000", "\U0001f600", "\ufffd", "\x00\x1f\x7f", "\u2028"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text() | st.sampled_from(_ODD_TEXT),
+        lambda children: st.lists(children, max_size=4) | st.dictionaries(
+            st.text(max_size=4) | st.sampled_from(["\ue000", "\U0001f600", "e\u0301", "\u00e9"]), children, max_size=4
+        ),
+        max_leaves=25,
+    ),
+    st.booleans(),
+)  # fmt: skip
+def test_property_canonical_text_is_the_canonical_form_of_the_parsed_text(value: Any, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return  # (text.encode of a lone surrogate: not UTF-8)
+    assert _outcome(canonical_text, text) == _outcome(canonical_bytes, parsed)
+
+
+@pytest.mark.parametrize("depth", [63, 64, 65, 200])
+def test_canonical_text_refuses_what_is_nested_too_deep_as_canonical_bytes_does(depth: int) -> None:
+    text = ("[" * depth + "]" * depth).encode()
+    assert _outcome(canonical_text, text) == _outcome(canonical_bytes, json.loads(text))
+    brackets_in_a_string = json.dumps({"s": "[" * 100}).encode()
+    assert canonical_text(brackets_in_a_string) == canonical_bytes(json.loads(brackets_in_a_string))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b'{"a":41.0}', b'{"a":1E3}', b'[9007199254740993]', b'[9007199254740992.0]', b'[1e-5,1e16,0.0001]',
+     b'{"\\u00e9":1}', b'{"e\\u0301":1}', b'["\\ud83d\\ude00"]', b'["\\ud800"]', b'{"a":-0.0}', b'[NaN]'],
+)  # fmt: skip
+def test_canonical_text_on_the_tokens_its_fast_path_leaves_to_the_walk(text: bytes) -> None:
+    assert _outcome(canonical_text, text) == _outcome(canonical_bytes, json.loads(text))
