@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         raw = _input(args.envelope)
-        verified = verify(raw, parse_keys(_keys(args)))
+        # the key document is read (or fetched) once the input is known to be an envelope of ours
+        verified = verify(raw, lambda: parse_keys(_keys(args)))
     except VerificationFailed as exc:
         if args.json:
             sys.stdout.write(json.dumps({"verified": False, "reason": exc.reason, "detail": exc.message}) + "\n")

@@ -16,8 +16,12 @@ This module does not use the ``rfc8785`` package or :mod:`app.checks.canonical` 
   (our form is JCS over NFC, ``docs/fingerprints.md``); one that is not makes the payload
   non-canonical.
 
-Integers beyond 2**53 in magnitude, lone surrogates and nesting deeper than 64 levels have no
-canonical form (:class:`NotCanonical`).
+Integers follow the signer's rule (``docs/fingerprints.md``, "Integers"): every integer with
+``|n| <= 2**53`` is written as itself; a larger one only if its decimal digits are exactly what
+JCS writes for its nearest double (``100000000000000000000`` is, ``2**53 + 1`` is not), since
+that is the one integer the double stands for. Other integers, lone surrogates and nesting
+deeper than 64 levels have no canonical form (:class:`NotCanonical`); so has text Python's
+``json`` cannot read (an integer of more than 4,300 digits, say).
 """
 
 from __future__ import annotations
@@ -60,11 +64,14 @@ def parse(text: bytes) -> Any:
 
     Raises:
         DuplicateKey: an object holds a key twice.
-        NotCanonical: not UTF-8 JSON (or ``NaN``/``Infinity``, or nested too deep to parse).
+        NotCanonical: not UTF-8 JSON (or ``NaN``/``Infinity``, nesting too deep to parse, an integer
+            of more than 4,300 digits).
     """
     try:
         return json.loads(text.decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_constant)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (DuplicateKey, NotCanonical):
+        raise
+    except (ValueError, RecursionError) as exc:  # ValueError: also an integer too long for int()
         raise NotCanonical("not UTF-8 JSON text") from exc
 
 
@@ -103,6 +110,15 @@ def _number(value: float) -> str:
     return sign + text
 
 
+def _integer(value: int) -> str:
+    if abs(value) <= 2**53:
+        return _number(float(value))
+    # Beyond 2**53 only the integer its double's JCS form spells; from 10**21 up JCS writes an exponent.
+    if abs(value) < 10**21 and _number(float(value)) == str(value):
+        return str(value)
+    raise NotCanonical("an integer beyond 2**53 that is not the JCS form of its double")
+
+
 def _serialise(value: Any, depth: int, out: list[str], normalise: bool) -> None:
     if value is None:
         out.append("null")
@@ -113,9 +129,7 @@ def _serialise(value: Any, depth: int, out: list[str], normalise: bool) -> None:
     elif isinstance(value, str):
         out.append(_string(value, normalise))
     elif isinstance(value, int):
-        if abs(value) > 2**53:
-            raise NotCanonical("an integer beyond 2**53")
-        out.append(_number(float(value)))
+        out.append(_integer(value))
     elif isinstance(value, float):
         out.append(_number(value))
     elif depth >= MAX_DEPTH:

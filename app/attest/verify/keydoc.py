@@ -5,12 +5,20 @@ must be an object with a 16-hex ``keyid`` that is the SHA-256 prefix of its own 
 (``docs/attestations.md``), an Ed25519 SubjectPublicKeyInfo PEM, RFC 3339 times, and a boolean
 ``revoked``. An entry that fails makes the whole document ``keys_unavailable``: a verifier
 that skipped it could accept a key its owner meant to revoke.
+
+A time is RFC 3339 ``date-time`` (section 5.6) with upper-case ``T`` and ``Z`` and an offset
+within a day, and a real date and time (no leap second): ``2026-12-01T16:00:00Z``,
+``2026-12-01T17:00:00.5+01:00``. The looser ISO 8601 forms :meth:`datetime.fromisoformat`
+would read (``2026-12-01T16:00Z``, ``20261201T160000Z``, week dates, a space for ``T``) are
+refused, so that every verifier reads one document the same way (``tools/verify-attestation.mjs``
+has the same grammar). Fractions beyond microseconds are cut, as ``fromisoformat`` does.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -20,6 +28,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from app.attest.verify.reasons import VerificationFailed
 
 MAX_KEYS_BYTES = 64 * 1024
+_RFC3339 = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"  # date "T" time, any fraction
+    r"(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"  # "Z" or an offset under 24 hours
+)
 
 
 @dataclass(frozen=True)
@@ -46,15 +58,13 @@ def _time(entry: dict[str, object], name: str, required: bool) -> datetime | Non
     value = entry.get(name)
     if value is None and not required:
         return None
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
         raise _bad(f"{name} is not an RFC 3339 time")
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
         raise _bad(f"{name} is not an RFC 3339 time") from None
-    if moment.tzinfo is None:
-        raise _bad(f"{name} has no time zone")
-    return moment
+    return moment  # aware: the grammar asks for an offset
 
 
 def _key(entry: object) -> ListedKey:
@@ -90,7 +100,7 @@ def parse_keys(raw: bytes) -> dict[str, ListedKey]:
         raise _bad(f"larger than {MAX_KEYS_BYTES} bytes")
     try:
         document = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError: also an integer too long for int()
         raise _bad("not UTF-8 JSON") from None
     keys = document.get("keys") if isinstance(document, dict) else None
     if not isinstance(keys, list):

@@ -4,12 +4,16 @@
    or stored record that holds one under ``attestation`` (then step 8 runs too).
 2. ``payloadType`` is ``application/vnd.in-toto+json``.
 3. At least one signature names a key the key document lists (``keyid``; a signature without
-   one is tried with every listed key), and verifies over PAE (:mod:`.pae`) with it.
+   one is tried with every listed key), and verifies over PAE (:mod:`.pae`) with it. The key
+   document is read only now (``keys`` may be a function that reads it): an input that is not
+   an envelope of our payload type fails as such, whatever the key document.
 4. Not every such key is revoked (a revoked key verifies nothing, :mod:`app.attest.document`).
 5. The payload has no object with a key twice, and its bytes are exactly their own canonical
    form (:mod:`.jcs`).
 6. The payload is an in-toto Statement v1 of our predicate type, and the predicate matches
-   its JSON Schema (both in ``app/attest/schemas``, draft 2020-12).
+   its JSON Schema (both in ``app/attest/schemas``, draft 2020-12), with ``pattern`` read as
+   the ECMA-262 expression JSON Schema says it is (:func:`_ecma_pattern`), and its
+   ``observed_at`` is a real time (the pattern alone lets ``2026-02-30`` through).
 7. A key whose signature verified was valid at the predicate's ``observed_at``.
 8. For a check answer: the answer without ``attestation`` and ``attestation_id`` has the
    canonical SHA-256 the predicate names (``result_sha256``).
@@ -24,14 +28,16 @@ import binascii
 import functools
 import hashlib
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError, validators
+from jsonschema.protocols import Validator
 
 from app.attest.verify import jcs, pae
 from app.attest.verify.keydoc import ListedKey
@@ -39,6 +45,9 @@ from app.attest.verify.reasons import VerificationFailed
 
 IN_TOTO = "application/vnd.in-toto+json"
 MAX_INPUT_BYTES = 8 * 1024 * 1024
+
+#: The key document, or a function that reads it (called once the envelope's form is checked).
+Keys = Mapping[str, ListedKey] | Callable[[], Mapping[str, ListedKey]]
 
 
 @dataclass(frozen=True)
@@ -85,7 +94,7 @@ def read_input(raw: bytes) -> tuple[dict[str, Any], dict[str, Any] | None]:
         raise _fail("envelope_unreadable", f"the input is larger than {MAX_INPUT_BYTES} bytes")
     try:
         document = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError: also an integer too long for int()
         raise _fail("envelope_unreadable", "the input is not UTF-8 JSON") from None
     if isinstance(document, dict) and isinstance(document.get("attestation"), dict):
         return document["attestation"], document
@@ -96,7 +105,7 @@ def read_input(raw: bytes) -> tuple[dict[str, Any], dict[str, Any] | None]:
     raise _fail("envelope_unreadable", "the input is neither a DSSE envelope nor a check answer holding one")
 
 
-def _signed_by(envelope: Mapping[str, Any], keys: Mapping[str, ListedKey]) -> tuple[bytes, list[ListedKey]]:
+def _signed_by(envelope: Mapping[str, Any], listed: Keys) -> tuple[bytes, list[ListedKey]]:
     payload_type = envelope.get("payloadType")
     signatures = envelope.get("signatures")
     if not isinstance(payload_type, str) or not isinstance(signatures, list) or not signatures:
@@ -104,6 +113,7 @@ def _signed_by(envelope: Mapping[str, Any], keys: Mapping[str, ListedKey]) -> tu
     payload = _unbase64(envelope.get("payload"), "payload")
     if payload_type != IN_TOTO:
         raise _fail("payload_type_unexpected", f"payloadType is {payload_type[:80]!r}, not {IN_TOTO}")
+    keys = listed() if callable(listed) else listed
     message = pae.encode(payload_type, payload)
     named = verified = 0
     signers: list[ListedKey] = []
@@ -131,13 +141,31 @@ def _signed_by(envelope: Mapping[str, Any], keys: Mapping[str, ListedKey]) -> tu
     return payload, signers
 
 
+def _ecma(pattern: str) -> str:
+    # Our patterns anchor with a final ``$`` only (tested); ECMA-262's ``$`` is Python's ``\Z``.
+    return pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith("\\$") else pattern
+
+
+def _ecma_pattern(
+    validator: Validator, pattern: str, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    """``pattern`` with ECMA-262's ``$``: at the very end, where Python's ``$`` also matches before a
+    final newline (``re.search`` would let a digest ``"<64 hex>\\n"`` through)."""
+    if validator.is_type(instance, "string") and not re.search(_ecma(pattern), instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_Validator = validators.extend(Draft202012Validator, {"pattern": _ecma_pattern})  # type: ignore[no-untyped-call]
+
+
 @functools.cache
-def _validator(name: str) -> Draft202012Validator:
+def _validator(name: str) -> Validator:
     schema = json.loads(resources.files("app.attest").joinpath("schemas", name).read_text("utf-8"))
-    return Draft202012Validator(schema)
+    validator: Validator = _Validator(schema)
+    return validator
 
 
-def _schema_errors(name: str, value: object) -> str | None:
+def _schema_errors(name: str, value: Any) -> str | None:
     error = next(iter(_validator(name).iter_errors(value)), None)
     if error is None:
         return None
@@ -145,7 +173,7 @@ def _schema_errors(name: str, value: object) -> str | None:
     return f"at {where}: {error.message[:200]}"
 
 
-def verify(raw: bytes, keys: Mapping[str, ListedKey]) -> Verified:
+def verify(raw: bytes, keys: Keys) -> Verified:
     """Verify the envelope in ``raw`` against ``keys`` (see the module docs).
 
     Raises:
@@ -173,7 +201,10 @@ def verify(raw: bytes, keys: Mapping[str, ListedKey]) -> Verified:
     problem = _schema_errors("check-result-v1.schema.json", statement["predicate"])
     if problem is not None:
         raise _fail("predicate_invalid", f"the predicate does not match its schema {problem}")
-    observed = datetime.fromisoformat(statement["predicate"]["observed_at"])
+    try:
+        observed = datetime.fromisoformat(statement["predicate"]["observed_at"])
+    except ValueError:
+        raise _fail("predicate_invalid", "the predicate's observed_at is not a real time") from None
     valid = tuple(key for key in unrevoked if key.valid_at(observed))
     if not valid:
         raise _fail("key_not_valid_at_observed_at", f"key {unrevoked[0].keyid} was not valid at {observed.isoformat()}")
