@@ -159,3 +159,16 @@ def test_the_first_start_generates_one_signing_key_and_says_so(tmp_path: Path) -
         f"{key['keyid']}.pem",
         "keys.json",
     ]
+
+
+def test_a_signing_key_of_an_unknown_algorithm_is_a_settings_error(tmp_path: Path) -> None:
+    """cryptography raises UnsupportedAlgorithm, not ValueError, for such a key: no traceback."""
+    from app.attest.keys import private_pem
+    from tests.attest.forge import make_key
+    from tests.attest.test_keys import unknown_algorithm
+
+    pem = tmp_path / "signing.pem"
+    pem.write_text(unknown_algorithm(private_pem(make_key().private).decode()))
+    env = {"MCP_SONDE_KEYS_FILE": str(tmp_path / "keys.json"), "MCP_SONDE_SIGNING_KEY_FILE": str(pem)}
+    code, _out, err = finish(launch("serve", "--port", str(free_port()), env=env))
+    assert code == SERVE_EXIT_SETTINGS and b"private_key_invalid" in err and b"Traceback" not in err

@@ -12,6 +12,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
@@ -44,6 +45,8 @@ def load_private(pem: bytes, where: str) -> Ed25519PrivateKey:
         key = serialization.load_pem_private_key(pem, password=None)
     except (ValueError, TypeError) as exc:
         raise KeyDocumentError("private_key_invalid", f"{where} holds no readable unencrypted private key") from exc
+    except UnsupportedAlgorithm as exc:  # a key algorithm cryptography does not know
+        raise KeyDocumentError("private_key_invalid", f"{where} holds a private key that is not Ed25519") from exc
     if not isinstance(key, Ed25519PrivateKey):
         raise KeyDocumentError("private_key_invalid", f"{where} holds a private key that is not Ed25519")
     return key
@@ -55,6 +58,8 @@ def load_public(pem: str, where: str) -> Ed25519PublicKey:
         key = serialization.load_pem_public_key(pem.encode())
     except (ValueError, TypeError, UnicodeError) as exc:
         raise KeyDocumentError("keys_invalid", f"{where}: the public key is not readable PEM") from exc
+    except UnsupportedAlgorithm as exc:  # a key algorithm cryptography does not know
+        raise KeyDocumentError("keys_invalid", f"{where}: the public key is not Ed25519") from exc
     if not isinstance(key, Ed25519PublicKey):
         raise KeyDocumentError("keys_invalid", f"{where}: the public key is not Ed25519")
     return key

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -77,6 +78,8 @@ def _key(entry: object) -> ListedKey:
         public = serialization.load_pem_public_key(pem.encode())
     except (ValueError, TypeError, UnicodeError):
         raise _bad("a public_key is not readable PEM") from None
+    except UnsupportedAlgorithm:  # a key algorithm cryptography does not know
+        raise _bad("a public_key is not Ed25519") from None
     if not isinstance(public, Ed25519PublicKey):
         raise _bad("a public_key is not Ed25519")
     der = public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
