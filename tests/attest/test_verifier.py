@@ -11,7 +11,9 @@
   unreadable key document was ``keys_unavailable``, against the order of
   :data:`app.attest.verify.reasons.FAILURES`;
 - key document times were read by :meth:`datetime.fromisoformat`, which takes ISO 8601 forms
-  that are not RFC 3339.
+  that are not RFC 3339;
+- how deep a JSON text could nest was the interpreter's recursion limit, which a library may
+  raise: the bound is the verifier's own now (512 levels, as the standalone verifier's).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -230,3 +233,25 @@ def test_a_key_time_in_rfc_3339_is_read(text: str, moment: datetime) -> None:
     document = json.loads(forge.keys_document(key))
     document["keys"][0]["valid_from"] = text
     assert parse_keys(json.dumps(document).encode())[key.keyid].valid_from == moment
+
+
+# --- Nesting: one bound, whatever the recursion limit ----------------------------------------
+
+
+def test_json_nested_deeper_than_512_levels_is_refused_whatever_the_recursion_limit() -> None:
+    """``json.loads`` stops at the interpreter's recursion limit, which a library may raise (the
+    verifier then read 5,000 levels, or crashed deeper); the bound is the verifier's own."""
+    raw, keys = _signed(forge.statement())
+    deep = b"[" * 5000 + b"]" * 5000
+    at_the_bound = b"[" * 511 + b"]" * 511  # inside the envelope's object: 512 levels
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)
+    try:
+        assert _reason(raw[:-1] + b', "n": ' + deep + b"}", keys) == "envelope_unreadable"
+        assert _reason(raw, keys[:-1] + b', "n": ' + deep + b"}") == "keys_unavailable"
+        with pytest.raises(jcs.NotCanonical):
+            jcs.parse(deep)
+        assert _reason(raw[:-1] + b', "n": ' + at_the_bound + b"}", keys) is None
+        assert _reason(raw[:-1] + b', "n": [' + at_the_bound + b"]}", keys) == "envelope_unreadable"
+    finally:
+        sys.setrecursionlimit(limit)

@@ -4,7 +4,11 @@ This module does not use the ``rfc8785`` package or :mod:`app.checks.canonical` 
 
 - **Parsing** (:func:`parse`): RFC 8259 text through :func:`json.loads` with a hook that refuses
   an object holding a key twice (:class:`DuplicateKey`; I-JSON, RFC 7493 section 2.3) and
-  refuses ``NaN``/``Infinity``, which are not JSON.
+  refuses ``NaN``/``Infinity``, which are not JSON. Text nested deeper than
+  :data:`MAX_NESTING` is refused before :func:`json.loads` sees it (:func:`app.jsonsafe.too_deep`):
+  the decoder would otherwise stop at the interpreter's recursion limit, which differs from one
+  process to another (and a raised one lets deep text crash the process); every verifier
+  input is read under this one bound.
 - **Serialising** (:func:`serialise`): section 3.2. No whitespace. Literals as written. Strings
   as ECMAScript's ``JSON.stringify`` writes them (section 3.2.2.2): ``\\"`` and ``\\\\``, the
   short escapes ``\\b \\f \\n \\r \\t``, other control characters as ``\\u00xx`` (lower-case
@@ -32,7 +36,11 @@ import re
 import unicodedata
 from typing import Any
 
+from app import jsonsafe
+
 MAX_DEPTH = 64
+#: Deepest nesting of any JSON text the verifier reads (the input, the key document, the payload).
+MAX_NESTING = 512
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f]')
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -64,9 +72,11 @@ def parse(text: bytes) -> Any:
 
     Raises:
         DuplicateKey: an object holds a key twice.
-        NotCanonical: not UTF-8 JSON (or ``NaN``/``Infinity``, nesting too deep to parse, an integer
-            of more than 4,300 digits).
+        NotCanonical: not UTF-8 JSON (or ``NaN``/``Infinity``, nested deeper than
+            :data:`MAX_NESTING`, an integer of more than 4,300 digits).
     """
+    if jsonsafe.too_deep(text, MAX_NESTING):
+        raise NotCanonical(f"JSON nested deeper than {MAX_NESTING} levels")
     try:
         return json.loads(text.decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_constant)
     except (DuplicateKey, NotCanonical):

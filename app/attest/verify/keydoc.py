@@ -26,6 +26,8 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from app import jsonsafe
+from app.attest.verify.jcs import MAX_NESTING
 from app.attest.verify.reasons import VerificationFailed
 
 MAX_KEYS_BYTES = 64 * 1024
@@ -101,6 +103,8 @@ def parse_keys(raw: bytes) -> dict[str, ListedKey]:
     """
     if len(raw) > MAX_KEYS_BYTES:
         raise _bad(f"larger than {MAX_KEYS_BYTES} bytes")
+    if jsonsafe.too_deep(raw, MAX_NESTING):
+        raise _bad(f"nested deeper than {MAX_NESTING} levels")
     try:
         document = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):  # ValueError: also an integer too long for int()

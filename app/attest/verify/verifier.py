@@ -39,6 +39,7 @@ from cryptography.exceptions import InvalidSignature
 from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.protocols import Validator
 
+from app import jsonsafe
 from app.attest.verify import jcs, pae
 from app.attest.verify.keydoc import ListedKey
 from app.attest.verify.reasons import VerificationFailed
@@ -92,6 +93,8 @@ def read_input(raw: bytes) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """
     if len(raw) > MAX_INPUT_BYTES:
         raise _fail("envelope_unreadable", f"the input is larger than {MAX_INPUT_BYTES} bytes")
+    if jsonsafe.too_deep(raw, jcs.MAX_NESTING):
+        raise _fail("envelope_unreadable", f"the input is nested deeper than {jcs.MAX_NESTING} levels")
     try:
         document = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):  # ValueError: also an integer too long for int()
