@@ -85,5 +85,5 @@ def node_cli(folder: Path, raw: bytes, keys: bytes, as_json: bool = True) -> Out
     """``node tools/verify-attestation.mjs INPUT --keys KEYS [--json]`` on ``raw`` and ``keys``."""
     envelope, document = _files(folder / "node", raw, keys)
     command = [node(), str(STANDALONE), str(envelope), "--keys", str(document), *(["--json"] if as_json else [])]
-    done = subprocess.run(command, capture_output=True, timeout=60, check=False)
+    done = subprocess.run(command, capture_output=True, timeout=30, check=False)
     return _outcome(done.returncode, done.stdout.decode(), done.stderr.decode(), as_json)
