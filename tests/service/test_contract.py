@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx2
@@ -35,8 +36,8 @@ class NothingResolves:
         raise ResolutionFailed("dns_nxdomain", "no such host")
 
 
-@pytest.fixture(scope="module")
-def live_base() -> Iterator[str]:
+@contextmanager
+def live_service() -> Iterator[str]:
     app = create_app(
         Settings(free_pool_size=123, free_pool_per_ip=7, rate_limit="100000/minute", redis_url=None),
         resolver=NothingResolves(),
@@ -44,6 +45,20 @@ def live_base() -> Iterator[str]:
     )
     with serve(app, proxy_headers=False) as port:
         yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def live_base() -> Iterator[str]:
+    with live_service() as base:
+        yield base
+
+
+@pytest.fixture
+def fresh_base() -> Iterator[str]:
+    """A service of its own: the generated requests of the other tests may have drawn this
+    client's free-pool share (7) on the module's service."""
+    with live_service() as base:
+        yield base
 
 
 def test_served_document_is_valid_and_live(live_base: str) -> None:
@@ -97,15 +112,15 @@ def by_label(operations: list[Any], label: str) -> Any:
 
 
 @pytest.mark.parametrize("free", [True, False])
-def test_documented_check_requests_get_documented_answers(operations: list[Any], free: bool) -> None:
+def test_documented_check_requests_get_documented_answers(operations: list[Any], free: bool, fresh_base: str) -> None:
     """Each request example, sent as it is: a result drawn from the free pool (the name does not
     resolve here), or the 402 document without the free-pool header."""
     operation = by_label(operations, "POST /v1/mcp/check")
     content = operation.definition.raw["requestBody"]["content"]["application/json"]
     for name, example in content["examples"].items():
         case = operation.Case(body=example["value"], headers={"X-Free-Pool": "1"} if free else {})
-        response = case.call_and_validate(checks=CHECKS, timeout=30)
-        assert response.status_code == (200 if free else 402), name
+        response = case.call_and_validate(base_url=fresh_base, checks=CHECKS, timeout=30)
+        assert response.status_code == (200 if free else 402), (name, response.text)
         if free:
             assert (response.json()["status"], response.json()["reason"]) == ("dns", "dns_nxdomain")
 
