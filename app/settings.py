@@ -190,6 +190,15 @@ class Settings(BaseSettings):
         """The key document's path: ``keys_file``, or ``<data_dir>/keys/keys.json``."""
         return self.keys_file or self.data_dir / "keys" / "keys.json"
 
+    # --- history -----------------------------------------------------------------------------
+    database_url: SecretStr | None = Field(
+        default=None,
+        description="History database (postgresql+asyncpg://...); unset = SQLite in the data directory.",
+    )
+    history_retention_days: int = Field(
+        default=90, ge=1, le=3650, description="Days a stored run is kept (tool sets: as long as a run points to them)."
+    )
+
     # --- payment (x402 v2) ---------------------------------------------------------------------
     pay_to: str | None = Field(
         default=None, description="Address that receives payments (EVM, 0x...); unset = paid checks are off."
