@@ -1,0 +1,223 @@
+"""The history store: one small async interface, and its SQL implementation (PostgreSQL, SQLite).
+
+:meth:`SqlHistory.record` stores a run in one transaction: the server row (made on first sight),
+the tool set (once per distinct list of definitions), the run, and the day's counter; a run id
+already stored is a no-op, so a redelivered run is kept once. Reads are single indexed queries
+(:mod:`app.history.schema`). Credentialed checks never reach the store (the service does not
+hand them over; :meth:`record` refuses one that says it is credentialed, as a second guard).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Protocol
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from app.checks.canonical import canonical_bytes
+from app.history.engine import open_engine
+from app.history.records import Day, Run, ServerSummary, endpoint_of, server_id_of
+from app.history.schema import runs, server_days, servers, toolsets
+from app.history.uptime import CODES, uptime_of
+
+
+class History(Protocol):
+    """What the service asks of the history store."""
+
+    async def record(self, run: Run) -> bool:
+        """Store ``run``; ``False`` when its run id was stored already."""
+        ...
+
+    async def server(self, server_id: str) -> ServerSummary | None:
+        """The stored server, if any."""
+        ...
+
+    async def days(self, server_id: str, since: date) -> list[Day]:
+        """The server's days from ``since`` (UTC) on, oldest first."""
+        ...
+
+    async def envelope(self, attestation_id: str) -> bytes | None:
+        """The DSSE envelope of a stored run, by attestation id."""
+        ...
+
+    async def prune(self, before: datetime) -> int:
+        """Delete runs observed before ``before`` (and tool sets no run points to); how many runs."""
+        ...
+
+    async def ping(self) -> bool:
+        """Whether the database answers."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+def pack(value: object) -> bytes:
+    """Compressed canonical JSON (what ``toolsets.definitions`` and ``changes.diff`` hold)."""
+    return zlib.compress(canonical_bytes(value), 6)
+
+
+def unpack(blob: bytes) -> Any:
+    """The value :func:`pack` packed."""
+    return json.loads(zlib.decompress(blob))
+
+
+class SqlHistory:
+    """:class:`History` over SQLAlchemy Core (see the module docs)."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
+
+    @classmethod
+    def open(cls, url: str) -> SqlHistory:
+        """A store on the database at ``url`` (its schema must be current: :mod:`app.history.migrate`)."""
+        return cls(open_engine(url))
+
+    async def record(self, run: Run) -> bool:
+        """See :meth:`History.record`."""
+        if run.credentialed:
+            raise ValueError("a credentialed check is never stored")
+        async with self.engine.begin() as db:
+            known = await db.scalar(select(runs.c.id).where(runs.c.run_id == run.run_id))
+            if known is not None:
+                return False
+            server = await self._server_key(db, run)
+            toolset = await self._toolset_key(db, run) if run.tools is not None else None
+            uptime = uptime_of(run.status, run.reason)
+            inserted = await db.execute(
+                runs.insert().values(
+                    run_id=run.run_id,
+                    server=server,
+                    observed_at=run.observed_at,
+                    status=run.status,
+                    reason=run.reason,
+                    uptime=CODES[uptime],
+                    protocol_version=run.protocol_version,
+                    transport=run.transport,
+                    latency_ms=run.latency_ms,
+                    total_ms=run.total_ms,
+                    toolset=toolset,
+                    attestation_id=run.attestation_id,
+                    result=zlib.compress(run.result, 6),
+                    envelope=zlib.compress(run.envelope, 6),
+                )
+            )
+            primary = inserted.inserted_primary_key
+            assert primary is not None  # (an INSERT always has one)
+            run_key = primary[0]
+            column = {"up": "up", "gated": "gated", "down": "down", "left_out": "left_out"}[uptime]
+            day = run.observed_at.astimezone(UTC).date()
+            counted = self._insert(server_days).values(server=server, day=day, up=0, gated=0, down=0, left_out=0)
+            counted = counted.values({column: 1}).on_conflict_do_update(
+                index_elements=[server_days.c.server, server_days.c.day],
+                set_={column: getattr(server_days.c, column) + 1},
+            )
+            await db.execute(counted)
+            # A run stored late (after an outage) never replaces a newer one as the latest.
+            await db.execute(
+                update(servers)
+                .where(servers.c.id == server, servers.c.last_seen <= run.observed_at)
+                .values(
+                    last_seen=run.observed_at,
+                    latest_run=run_key,
+                    latest_status=run.status,
+                    addresses=list(run.addresses),
+                    latest_toolset=toolset if toolset is not None else servers.c.latest_toolset,
+                )
+            )
+        return True
+
+    async def _server_key(self, db: AsyncConnection, run: Run) -> int:
+        server_id = server_id_of(run.url)
+        made = self._insert(servers).values(
+            server_id=server_id, url=endpoint_of(run.url), host=run.host, addresses=list(run.addresses),
+            first_seen=run.observed_at, last_seen=run.observed_at,
+        )  # fmt: skip
+        await db.execute(made.on_conflict_do_nothing(index_elements=[servers.c.server_id]))
+        key = await db.scalar(select(servers.c.id).where(servers.c.server_id == server_id))
+        assert key is not None
+        return int(key)
+
+    async def _toolset_key(self, db: AsyncConnection, run: Run) -> int:
+        assert run.tools is not None
+        canonical = canonical_bytes(list(run.tools))
+        digest = hashlib.sha256(canonical).hexdigest()
+        made = self._insert(toolsets).values(
+            definitions_sha256=digest, schema_fingerprint=run.schema_fingerprint,
+            toolset_fingerprint=run.toolset_fingerprint, tool_count=len(run.tools),
+            definitions=zlib.compress(canonical, 6), first_seen=run.observed_at,
+        )  # fmt: skip
+        await db.execute(made.on_conflict_do_nothing(index_elements=[toolsets.c.definitions_sha256]))
+        key = await db.scalar(select(toolsets.c.id).where(toolsets.c.definitions_sha256 == digest))
+        assert key is not None
+        return int(key)
+
+    async def server(self, server_id: str) -> ServerSummary | None:
+        """See :meth:`History.server`."""
+        async with self.engine.connect() as db:
+            row = (
+                await db.execute(
+                    select(servers, runs.c.run_id)
+                    .outerjoin(runs, runs.c.id == servers.c.latest_run)
+                    .where(servers.c.server_id == server_id)
+                )
+            ).first()
+        if row is None:
+            return None
+        return ServerSummary(
+            server_id=row.server_id, url=row.url, host=row.host, addresses=tuple(row.addresses),
+            first_seen=_utc(row.first_seen), last_seen=_utc(row.last_seen), latest_status=row.latest_status,
+            latest_run_id=row.run_id,
+        )  # fmt: skip
+
+    async def days(self, server_id: str, since: date) -> list[Day]:
+        """See :meth:`History.days`."""
+        query = (
+            select(server_days)
+            .join(servers, servers.c.id == server_days.c.server)
+            .where(servers.c.server_id == server_id, server_days.c.day >= since)
+            .order_by(server_days.c.day)
+        )
+        async with self.engine.connect() as db:
+            rows = (await db.execute(query)).all()
+        return [Day(row.day, row.up, row.gated, row.down, row.left_out) for row in rows]
+
+    async def envelope(self, attestation_id: str) -> bytes | None:
+        """See :meth:`History.envelope`."""
+        async with self.engine.connect() as db:
+            blob = await db.scalar(select(runs.c.envelope).where(runs.c.attestation_id == attestation_id).limit(1))
+        return None if blob is None else zlib.decompress(blob)
+
+    async def prune(self, before: datetime) -> int:
+        """See :meth:`History.prune`."""
+        async with self.engine.begin() as db:
+            gone = await db.execute(delete(runs).where(runs.c.observed_at < before))
+            await db.execute(delete(server_days).where(server_days.c.day < (before - timedelta(days=1)).date()))
+            kept = select(runs.c.toolset).where(runs.c.toolset.is_not(None))
+            held = select(servers.c.latest_toolset).where(servers.c.latest_toolset.is_not(None))
+            await db.execute(delete(toolsets).where(toolsets.c.id.not_in(kept), toolsets.c.id.not_in(held)))
+        return int(gone.rowcount or 0)
+
+    async def ping(self) -> bool:
+        """See :meth:`History.ping`."""
+        try:
+            async with self.engine.connect() as db:
+                await db.scalar(select(1))
+        except Exception:  # any driver or network fault means "does not answer"
+            return False
+        return True
+
+    async def aclose(self) -> None:
+        """See :meth:`History.aclose`."""
+        await self.engine.dispose()
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -1,0 +1,71 @@
+"""The history store on both backends: SQLite in a temporary directory, and PostgreSQL in a
+database of its own per test (``MCP_SONDE_TEST_POSTGRES_URL``, default the local server on
+127.0.0.1:5432 as ``postgres``), dropped afterwards. Without a PostgreSQL server the PostgreSQL
+cases skip, except under ``CI=true``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from app.history import migrate
+from app.history.store import SqlHistory
+
+POSTGRES = os.environ.get("MCP_SONDE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+async def _admin(sql: str) -> None:
+    connection = await asyncpg.connect(POSTGRES, timeout=5)
+    try:
+        await connection.execute(sql)
+    finally:
+        await connection.close()
+
+
+def postgres_available() -> bool:
+    try:
+        asyncio.run(_admin("SELECT 1"))
+    except (OSError, asyncpg.PostgresError, TimeoutError):
+        return False
+    return True
+
+
+@pytest.fixture
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database of the parametrised backend (``sqlite`` or ``postgresql``)."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}"
+        return
+    if not postgres_available():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"no PostgreSQL answers at {POSTGRES}")
+        pytest.skip("no PostgreSQL server")
+    name = f"sonde_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    try:
+        yield POSTGRES.replace("postgresql://", "postgresql+asyncpg://").rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test that asks for ``database_url`` (or ``history``) runs on both backends."""
+    if "database_url" in metafunc.fixturenames:
+        metafunc.parametrize("database_url", ["sqlite", "postgresql"], indirect=True)
+
+
+@pytest.fixture
+async def history(database_url: str) -> AsyncIterator[SqlHistory]:
+    """A store on an upgraded database of the backend."""
+    await migrate.upgrade(database_url)
+    store = SqlHistory.open(database_url)
+    try:
+        yield store
+    finally:
+        await store.aclose()

@@ -1,0 +1,124 @@
+"""The history store, the same tests on SQLite and PostgreSQL: runs kept once, tool sets once per
+distinct list, the day's uptime counters, the latest run, pruning, and no credentialed run."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import func, select
+
+from app.history import migrate
+from app.history.records import Run, server_id_of
+from app.history.schema import runs, server_days, servers, toolsets
+from app.history.store import SqlHistory
+
+pytestmark = pytest.mark.anyio
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+TOOLS = ({"name": "add", "inputSchema": {"type": "object"}}, {"name": "echo", "description": "Echo it"})
+
+
+def run(n: int = 0, **changes: object) -> Run:
+    base = Run(
+        run_id=f"run{n:023d}", url="https://mcp.example.com/mcp?key=secret-123", host="mcp.example.com",
+        observed_at=T0 + timedelta(hours=n), status="ok", reason="ok", protocol_version="2026-07-28",
+        transport="streamable_http", latency_ms=41.5, total_ms=118.0, addresses=("93.184.215.14",),
+        tools=TOOLS, schema_fingerprint="8" * 64, toolset_fingerprint="1" * 64,
+        result=b'{"status":"ok"}', attestation_id=f"{n:064x}", envelope=b'{"payloadType":"x"}',
+    )  # fmt: skip
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+async def count(store: SqlHistory, table: object) -> int:
+    async with store.engine.connect() as db:
+        return int(await db.scalar(select(func.count()).select_from(table)) or 0)  # type: ignore[arg-type]
+
+
+async def test_a_run_is_kept_once_and_its_server_made_on_first_sight(history: SqlHistory) -> None:
+    assert await history.record(run(0)) is True
+    assert await history.record(run(0)) is False  # redelivered: the same run id
+    assert await history.record(run(1)) is True
+    assert (await count(history, runs), await count(history, servers)) == (2, 1)
+    summary = await history.server(server_id_of("https://mcp.example.com/mcp"))
+    assert summary is not None
+    assert summary.url == "https://mcp.example.com/mcp"  # never the query string
+    assert (summary.latest_run_id, summary.latest_status, summary.last_seen) == (
+        run(1).run_id,
+        "ok",
+        run(1).observed_at,
+    )
+    assert summary.first_seen == T0
+
+
+async def test_the_query_string_is_stored_nowhere(history: SqlHistory) -> None:
+    await history.record(run(0))
+    async with history.engine.connect() as db:
+        for table in (servers, runs, toolsets, server_days):
+            for row in (await db.execute(select(table))).all():
+                assert "secret-123" not in repr(tuple(row))
+
+
+async def test_tool_sets_are_stored_once_per_distinct_list(history: SqlHistory) -> None:
+    await history.record(run(0))
+    await history.record(run(1))
+    changed = ({"name": "add", "inputSchema": {"type": "object"}}, {"name": "echo", "description": "Echo it!"})
+    await history.record(run(2, tools=changed))
+    await history.record(run(3, tools=None, status="timeout", reason="handshake_timeout"))
+    assert await count(history, toolsets) == 2
+    async with history.engine.connect() as db:
+        stored = (await db.execute(select(runs.c.toolset).order_by(runs.c.id))).scalars().all()
+        blob = await db.scalar(select(toolsets.c.definitions).where(toolsets.c.id == stored[0]))
+    assert stored[0] == stored[1] != stored[2] and stored[3] is None
+    assert blob is not None and b"Echo it" in zlib.decompress(blob)
+
+
+async def test_days_count_runs_by_what_they_say_of_uptime(history: SqlHistory) -> None:
+    await history.record(run(0))
+    await history.record(run(1, status="auth", reason="auth_required"))
+    await history.record(run(2, status="unreachable", reason="connection_refused"))
+    await history.record(run(3, status="dns", reason="dns_timeout"))  # our resolver: left out
+    await history.record(run(30, status="client_error", reason="rate_limited"))  # next day: a 429
+    days = await history.days(server_id_of(run().url), T0.date())
+    assert [(d.day, d.up, d.gated, d.down, d.left_out) for d in days] == [
+        (T0.date(), 1, 1, 1, 1),
+        ((T0 + timedelta(days=1)).date(), 0, 0, 0, 1),
+    ]
+
+
+async def test_a_late_run_never_replaces_the_latest(history: SqlHistory) -> None:
+    await history.record(run(5))
+    await history.record(run(1, status="timeout", reason="handshake_timeout"))  # stored late, observed earlier
+    summary = await history.server(server_id_of(run().url))
+    assert summary is not None and (summary.latest_run_id, summary.latest_status) == (run(5).run_id, "ok")
+
+
+async def test_envelopes_are_found_by_attestation_id(history: SqlHistory) -> None:
+    await history.record(run(7))
+    assert await history.envelope(run(7).attestation_id) == b'{"payloadType":"x"}'
+    assert await history.envelope("f" * 64) is None
+
+
+async def test_prune_drops_old_runs_and_tool_sets_no_run_points_to(history: SqlHistory) -> None:
+    await history.record(run(0))
+    await history.record(run(48, tools=({"name": "other"},)))
+    assert await history.prune(T0 + timedelta(hours=24)) == 1
+    assert (await count(history, runs), await count(history, toolsets)) == (1, 1)
+    assert await history.envelope(run(0).attestation_id) is None
+
+
+async def test_a_credentialed_run_is_never_stored(history: SqlHistory) -> None:
+    with pytest.raises(ValueError, match="credentialed"):
+        await history.record(run(0, credentialed=True))
+    assert await count(history, runs) == 0
+
+
+async def test_the_schema_is_current_after_upgrade_and_outdated_before(database_url: str) -> None:
+    with pytest.raises(migrate.SchemaOutdated) as outdated:
+        await migrate.ensure_current(database_url, embedded=False)
+    assert outdated.value.reason == "schema_outdated" and "mcp-sonde db upgrade" in outdated.value.message
+    assert await migrate.current(database_url) is None
+    assert await migrate.upgrade(database_url) == (None, migrate.head())
+    await migrate.ensure_current(database_url, embedded=False)
+    assert await migrate.upgrade(database_url) == (migrate.head(), migrate.head())  # idempotent
