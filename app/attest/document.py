@@ -21,7 +21,6 @@ Policy:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import tempfile
@@ -34,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.attest.errors import KeyDocumentError
 from app.attest.keys import KEYID_HEX
+from app.filelock import exclusive
 
 #: Largest key document read, bytes.
 MAX_DOCUMENT_BYTES = 1024 * 1024
@@ -137,16 +137,11 @@ def write_document(path: Path, document: KeyDocument) -> None:
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Hold the exclusive lock of the document at ``path`` (a ``.lock`` file beside it)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handle = (path.parent / ".lock").open("a")
-    except OSError as exc:
-        raise KeyDocumentError(
-            "keys_unwritable", f"cannot lock the key directory {path.parent}: {exc.strerror}"
-        ) from exc
-    with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    with contextlib.ExitStack() as stack:
         try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            stack.enter_context(exclusive(path.parent / ".lock"))
+        except OSError as exc:
+            raise KeyDocumentError(
+                "keys_unwritable", f"cannot lock the key directory {path.parent}: {exc.strerror}"
+            ) from exc
+        yield

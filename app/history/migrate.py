@@ -9,6 +9,7 @@ an empty PostgreSQL database is never created implicitly.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from alembic import command
@@ -16,8 +17,10 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
+from sqlalchemy.engine import make_url
 
 from app.errors import SondeError
+from app.filelock import exclusive
 from app.history.engine import open_engine
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -83,7 +86,10 @@ async def ensure_current(url: str, *, embedded: bool) -> None:
     if found == head():
         return
     if found is None and embedded:
-        await upgrade(url)
+        database = make_url(url).database
+        with exclusive(Path(f"{database}.lock")) if database else contextlib.nullcontext():
+            if await current(url) is None:  # (another process may have made it meanwhile)
+                await upgrade(url)
         return
     state = "has no schema" if found is None else f"is at revision {found}, not {head()}"
     raise SchemaOutdated("schema_outdated", f"the history database {state}: run `mcp-sonde db upgrade` first")

@@ -86,7 +86,7 @@ runs = Table(
     "runs",
     metadata,
     Column("id", Key, primary_key=True, autoincrement=True),
-    Column("run_id", String(26), nullable=False, unique=True),
+    Column("run_id", String(64), nullable=False, unique=True),
     Column("server", Key, ForeignKey("servers.id", ondelete="CASCADE"), nullable=False),
     Column("observed_at", Moment, nullable=False),
     Column("status", String(32), nullable=False),

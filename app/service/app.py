@@ -18,6 +18,8 @@ from starlette.types import ASGIApp
 
 from app.errors import SondeError
 from app.guard import Resolver
+from app.history.engine import database_url, safe_url
+from app.history.migrate import SchemaOutdated, ensure_current
 from app.logs import flush_all
 from app.payment.supported import FacilitatorUnsupported
 from app.service import attestations, badge, routes
@@ -49,6 +51,24 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     return problem_response(request.scope, "internal_error", "mcp-sonde failed; nothing was charged", 500)
 
 
+async def history_at_start(settings: Settings) -> None:
+    """The history database's schema must be current (the embedded SQLite file is made current
+    by itself); a database that does not answer does not stop the start: runs wait for it.
+
+    Raises:
+        SchemaOutdated: the database is behind (``mcp-sonde db upgrade``).
+    """
+    url = database_url(settings)
+    try:
+        await ensure_current(url, embedded=settings.database_url is None)
+    except SchemaOutdated:
+        raise
+    except Exception as exc:  # any driver or network fault: the database does not answer now
+        logger.warning(
+            "the history database %s does not answer (%s): runs wait for it", safe_url(url), type(exc).__name__
+        )
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -77,6 +97,13 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if settings.allow_private:
             logger.warning("allow_private is ON: checks may reach private addresses (development only)")
+        try:
+            await history_at_start(settings)
+        except SchemaOutdated as exc:
+            logger.error("start-up failed: %s: %s", exc.reason, exc.message)
+            await badges.aclose()
+            await services.aclose()
+            raise
         if services.payments.enabled:
             try:
                 # A facilitator that answers without every payment option fails the start

@@ -32,6 +32,7 @@ from app.probe.credentials import Credentials
 from app.service.checks import CheckMode, TargetBusy
 from app.service.errors import ApiError, payment_errors
 from app.service.freepool import Draw
+from app.service.recorder import run_of
 from app.service.services import Services
 from app.service.tracing import CheckSpan
 
@@ -149,16 +150,16 @@ async def _run(
         payload, attestation = await signed(services, result, include_tools)
         if not chargeable(result):
             # Our lookup gave no definitive answer: served, but not charged (a draw is given back).
-            await services.attestations.put(attestation)
+            await kept(services, result, attestation)
             return Served(payload)
         served = True
         if isinstance(paid_with, Payment):
             settling = True
             receipt = await _settle(services, paid_with, payload)
             settled = True
-            await services.attestations.put(attestation)
+            await kept(services, result, attestation)
             return Served(payload, receipt=receipt)
-        await services.attestations.put(attestation)
+        await kept(services, result, attestation)
         return Served(payload, pool_remaining=paid_with.remaining)
     finally:
         if isinstance(paid_with, Payment) and not settled:
@@ -191,6 +192,16 @@ async def _resolve(
         raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
     finally:
         services.metrics.lookup_wait.observe(time.monotonic() - asked)
+
+
+async def kept(services: Services, result: ProbeResult, attestation: Attestation) -> None:
+    """Keep a served check: its envelope for ``GET /v1/attestations/{id}``, and (unless it ran with
+    the caller's credentials) the run for the history, queued (:mod:`app.service.recorder`)."""
+    await services.attestations.put(attestation)
+    if isinstance(result, CheckResult) and not result.credentialed:
+        stored = result.model_dump_json(exclude={"attestation", "attestation_id", "tool_definitions"}).encode()
+        envelope = json.dumps(attestation.envelope, separators=(",", ":")).encode()
+        services.recorder.submit(run_of(result, stored, attestation.id, envelope))
 
 
 async def signed(services: Services, result: ProbeResult, include_tools: bool) -> tuple[bytes, Attestation]:

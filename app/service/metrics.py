@@ -18,6 +18,7 @@ from typing import Final
 from prometheus_client import (
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     PlatformCollector,
     ProcessCollector,
@@ -44,6 +45,10 @@ class Metrics:
     - ``mcp_sonde_badge_cache_total{outcome}``: badge lookups: ``hit``, ``stale`` (served, refreshed), ``miss``.
     - ``mcp_sonde_lookup_wait_seconds``: time a check waited for its host lookup.
     - ``mcp_sonde_probe_turn_wait_seconds``: time a probe waited for its host's slot and start interval.
+    - ``mcp_sonde_history_runs_total{outcome}``: served checks handed to the history: ``stored``,
+      ``duplicate`` (a run id already kept), ``queued`` (the database did not answer: kept in the
+      bounded queue), ``lost`` (the queue was full, or the database refused the run).
+    - ``mcp_sonde_history_queue``: runs waiting for the database.
     - ``process_*``, ``python_info``: the process and platform collectors.
     """
 
@@ -93,6 +98,10 @@ class Metrics:
             buckets=_WAIT_BUCKETS,
             registry=registry,
         )
+        self.history_runs = Counter(
+            "mcp_sonde_history_runs", "Served checks handed to the history.", ["outcome"], registry=registry
+        )
+        self.history_queue = Gauge("mcp_sonde_history_queue", "Runs waiting for the database.", registry=registry)
         self._http_children: dict[tuple[str, str, int], Counter] = {}
         self._http_timers: dict[str, Histogram] = {}
 

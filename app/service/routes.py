@@ -111,11 +111,17 @@ async def readyz(request: Request) -> Response:
     paid = services.payments.enabled
     support = await services.payments.support.status() if paid else None
     shared = services.settings.redis_url is not None
-    degraded = (shared and not (store_ok and limits_ok)) or (support is not None and not support.ok)
+    history = services.recorder.state()
+    degraded = (
+        (shared and not (store_ok and limits_ok))
+        or (support is not None and not support.ok)
+        or not history["ok"]
+    )
     body = {
         "status": "degraded" if degraded else "ready",
         "store": {"backend": "redis" if shared else "memory", "ok": store_ok},
         "rate_limits": {"shared": shared, "ok": limits_ok},
+        "history": history,
         "payments": {
             "enabled": paid,
             "facilitator_ok": support is not None and support.answered,

@@ -12,6 +12,8 @@ from app.attest.signer import Attestor
 from app.attest.store import AttestationStore
 from app.checks.run import full_check
 from app.guard import ResolvedTarget, Resolver, SystemResolver
+from app.history.engine import database_url
+from app.history.store import SqlHistory
 from app.payment import HttpFacilitator, Payment, PaymentGate
 from app.probe import ProbeResult
 from app.probe.runner import observe
@@ -22,6 +24,7 @@ from app.service.freepool import Draw, FreePool, seconds_to_utc_midnight
 from app.service.metrics import Metrics
 from app.service.openapi import load_document
 from app.service.ratelimit import Decision, RateLimiter
+from app.service.recorder import Recorder
 from app.service.tracing import TracedFacilitator, Tracing
 from app.settings import Settings
 from app.store import Store, open_store
@@ -46,6 +49,7 @@ class Services:
     payments: PaymentGate
     attestor: Attestor
     attestations: AttestationStore
+    recorder: Recorder
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
     tracing: Tracing = field(default_factory=lambda: Tracing(enabled=False))
 
@@ -63,7 +67,7 @@ class Services:
                 resolved=target,
                 credentials=mode.credentials,
                 observer=clock,
-                include_tools=mode.include_tools,
+                include_tools=True,  # (kept for the history; the answer holds them only when asked)
             )
         else:
             observation = await observe(
@@ -144,6 +148,7 @@ class Services:
     async def aclose(self) -> None:
         """Release connections."""
         await self.client_limiter.aclose()
+        await self.recorder.aclose()
         await self.payments.facilitator.aclose()
         await self.store.aclose()
 
@@ -183,6 +188,7 @@ def build_services(
         ),
         attestor=Attestor(keyring_of(settings)),
         attestations=AttestationStore(store, settings.attestation_ttl_s),
+        recorder=Recorder(SqlHistory.open(database_url(settings)), metrics),
         network_backend=network_backend,
         tracing=tracing,
     )

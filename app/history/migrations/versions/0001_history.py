@@ -63,7 +63,7 @@ def upgrade() -> None:
     op.create_table(
         "runs",
         sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False),
-        sa.Column("run_id", sa.String(length=26), nullable=False),
+        sa.Column("run_id", sa.String(length=64), nullable=False),
         sa.Column("server", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
         sa.Column("observed_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("status", sa.String(length=32), nullable=False),

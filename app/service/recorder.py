@@ -1,0 +1,122 @@
+"""Served checks into the history, never in a check's way.
+
+A served full check (never a credentialed one) becomes a :class:`app.history.records.Run` and
+is put on a bounded queue (:data:`QUEUE_RUNS`); one task per process writes the queue to the
+database. The check's answer never waits for the database: while it does not answer, runs
+wait in the queue (retried with backoff, 0.5 s up to 30 s) and past its bound the newest run is
+dropped, counted (``mcp_sonde_history_runs_total{outcome="lost"}``) and logged once a minute.
+A run the database refuses for a fault of its own (a constraint, bad data) is lost, not
+retried. On stop, what is queued gets a few seconds to be written. ``/readyz`` shows the
+queue and whether the database answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from app.checks.model import CheckResult
+from app.history.records import Run
+from app.history.store import History
+from app.service.metrics import Metrics
+
+logger = logging.getLogger("mcp_sonde.history")
+QUEUE_RUNS = 1000
+DRAIN_ON_STOP_S = 5.0
+
+
+def run_of(result: CheckResult, served: bytes, attestation_id: str, envelope: bytes) -> Run:
+    """The history's record of a served check (``served``: its answer without tool definitions)."""
+    complete = result.schema_fingerprint is not None and result.tool_definitions is not None
+    tools = tuple(d.model_dump(mode="json", by_alias=True) for d in result.tool_definitions or ()) if complete else None
+    return Run(
+        run_id=attestation_id, url=result.url, host=urlsplit(result.url).hostname or "",
+        observed_at=result.checked_at, status=result.status, reason=result.reason,
+        protocol_version=result.protocol_version, transport=result.transport, latency_ms=result.latency_ms,
+        total_ms=result.timings.total_ms, addresses=tuple(result.addresses), tools=tools,
+        schema_fingerprint=result.schema_fingerprint, toolset_fingerprint=result.toolset_fingerprint,
+        result=served, attestation_id=attestation_id, envelope=envelope, credentialed=result.credentialed,
+    )  # fmt: skip
+
+
+def _transient(exc: Exception) -> bool:
+    """A fault of the database's reachability (retried), not of the run (lost)."""
+    if isinstance(exc, OperationalError | OSError | TimeoutError | ConnectionError):
+        return True
+    return isinstance(exc, DBAPIError) and bool(exc.connection_invalidated)
+
+
+class Recorder:
+    """The queue and its writer (see the module docs)."""
+
+    def __init__(self, history: History, metrics: Metrics, capacity: int = QUEUE_RUNS) -> None:
+        self.history = history
+        self._metrics = metrics
+        self._queue: asyncio.Queue[Run] = asyncio.Queue(capacity)
+        self._task: asyncio.Task[None] | None = None
+        self._told = 0.0
+        self.answering = True
+
+    def submit(self, run: Run) -> None:
+        """Queue ``run`` (never waits; a credentialed run is refused here already)."""
+        if run.credentialed:
+            return
+        try:
+            self._queue.put_nowait(run)
+        except asyncio.QueueFull:
+            self._metrics.history_runs.labels(outcome="lost").inc()
+            if time.monotonic() - self._told > 60:
+                self._told = time.monotonic()
+                logger.error("the history queue is full (%d runs): served checks are not being kept", QUEUE_RUNS)
+            return
+        self._metrics.history_queue.set(self._queue.qsize())
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._write())
+
+    async def _write(self) -> None:
+        pause = 0.5
+        while not self._queue.empty():
+            run = self._queue.get_nowait()
+            waited = False
+            while True:
+                try:
+                    stored = await self.history.record(run)
+                except Exception as exc:
+                    if not _transient(exc):  # refused for a fault of the data: not retried
+                        logger.error("the history refused a run: %s", type(exc).__name__)
+                        self._metrics.history_runs.labels(outcome="lost").inc()
+                        break
+                    if not waited:
+                        waited = True
+                        self._metrics.history_runs.labels(outcome="queued").inc()
+                    self._down(exc)
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, 30.0)
+                    continue
+                self.answering, pause = True, 0.5
+                self._metrics.history_runs.labels(outcome="stored" if stored else "duplicate").inc()
+                break
+            self._metrics.history_queue.set(self._queue.qsize())
+
+    def _down(self, exc: BaseException) -> None:
+        if self.answering:
+            logger.warning("the history database does not answer (%s): runs wait in the queue", type(exc).__name__)
+        self.answering = False
+
+    def state(self) -> dict[str, Any]:
+        """For ``/readyz``: whether the database answered last, and what waits."""
+        return {"ok": self.answering, "queued": self._queue.qsize()}
+
+    async def aclose(self) -> None:
+        """Give the queue a few seconds to be written, then release the database."""
+        if self._task is not None and not self._task.done():
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._task), DRAIN_ON_STOP_S)
+            self._task.cancel()
+        await self.history.aclose()
