@@ -113,9 +113,7 @@ async def readyz(request: Request) -> Response:
     shared = services.settings.redis_url is not None
     history = services.recorder.state()
     degraded = (
-        (shared and not (store_ok and limits_ok))
-        or (support is not None and not support.ok)
-        or not history["ok"]
+        (shared and not (store_ok and limits_ok)) or (support is not None and not support.ok) or not history["ok"]
     )
     body = {
         "status": "degraded" if degraded else "ready",
