@@ -25,6 +25,10 @@ from app.history.records import Day, Run, ServerSummary, endpoint_of, server_id_
 from app.history.schema import runs, server_days, servers, toolsets
 from app.history.uptime import CODES, uptime_of
 
+#: Most runs one history read returns (a server checked every 5 minutes for 90 days: 25,920).
+POINTS = 30_000
+Point = tuple[datetime, str, str, float | None]
+
 
 class History(Protocol):
     """What the service asks of the history store."""
@@ -43,6 +47,10 @@ class History(Protocol):
 
     async def envelope(self, attestation_id: str) -> bytes | None:
         """The DSSE envelope of a stored run, by attestation id."""
+        ...
+
+    async def points(self, server_id: str, since: datetime, limit: int = POINTS) -> list[Point]:
+        """``(observed_at, status, reason, latency_ms)`` of the server's runs from ``since``, oldest first."""
         ...
 
     async def prune(self, before: datetime) -> int:
@@ -194,6 +202,19 @@ class SqlHistory:
         async with self.engine.connect() as db:
             blob = await db.scalar(select(runs.c.envelope).where(runs.c.attestation_id == attestation_id).limit(1))
         return None if blob is None else zlib.decompress(blob)
+
+    async def points(self, server_id: str, since: datetime, limit: int = POINTS) -> list[Point]:
+        """See :meth:`History.points` (the newest ``limit`` runs of the window, if there are more)."""
+        query = (
+            select(runs.c.observed_at, runs.c.status, runs.c.reason, runs.c.latency_ms)
+            .join(servers, servers.c.id == runs.c.server)
+            .where(servers.c.server_id == server_id, runs.c.observed_at >= since)
+            .order_by(runs.c.observed_at.desc())
+            .limit(limit)
+        )
+        async with self.engine.connect() as db:
+            rows = (await db.execute(query)).all()
+        return [(_utc(row.observed_at), row.status, row.reason, row.latency_ms) for row in reversed(rows)]
 
     async def prune(self, before: datetime) -> int:
         """See :meth:`History.prune`."""

@@ -2,8 +2,9 @@
 
 - ``GET /.well-known/mcp-sonde-keys.json``: the key document (:mod:`app.attest.document`), read
   again when its file changes; cacheable for 5 minutes (a revocation is seen within that).
-- ``GET /v1/attestations/{id}``: ``{"id", "envelope"}`` for a signed result kept here
-  (``attestation_ttl_s``); 404 ``attestation_not_found`` otherwise.
+- ``GET /v1/attestations/{id}``: ``{"id", "envelope"}`` for a signed result kept here (the
+  store for ``attestation_ttl_s``, then the history database for as long as it keeps the run);
+  404 ``attestation_not_found`` otherwise.
 - ``GET /schemas/{name}``: the statement and predicate JSON Schemas (draft 2020-12).
 """
 
@@ -15,6 +16,7 @@ from importlib import resources
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.attest.store import ID_PATTERN
 from app.service.errors import ApiError
 from app.service.services import Services
 
@@ -37,7 +39,13 @@ async def keys_document(request: Request) -> Response:
 async def attestation(request: Request) -> Response:
     """``GET /v1/attestations/{id}``."""
     attestation_id = request.path_params["id"]
-    envelope = await _services(request).attestations.get(attestation_id)  # (None for a malformed id too)
+    services = _services(request)
+    envelope = await services.attestations.get(attestation_id)  # (None for a malformed id too)
+    if envelope is None and ID_PATTERN.fullmatch(attestation_id):
+        try:  # past the store's time, a stored run still has it
+            envelope = await services.recorder.history.envelope(attestation_id)
+        except Exception:  # any driver or network fault: as if not kept
+            envelope = None
     if envelope is None:
         raise ApiError("attestation_not_found", "no signed result with this id is kept here")
     body = b'{"id":"' + attestation_id.encode() + b'","envelope":' + envelope + b"}"

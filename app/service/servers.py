@@ -1,0 +1,156 @@
+"""The stored history of a server: ``GET /v1/servers/{server_id}``, ``/history``, and the uptime badge.
+
+``server_id`` is the first 24 hex characters of the SHA-256 of the server's normalised URL
+without its query string (:func:`app.history.records.server_id_of`); anything else, and an id
+never checked here, is ``404 server_not_found``. A database that does not answer is ``503
+history_unavailable`` (the uptime badge is drawn grey, ``unknown``, as badges always answer 200).
+These reads never contact the server.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from app.errors import TargetRefused
+from app.guard import check_url
+from app.history import report
+from app.history.records import server_id_of
+from app.service.badge import CSP, SVG_TYPE, if_none_match, not_modified
+from app.service.errors import ApiError
+from app.service.services import Services
+from badges import STYLES, Style, render_svg
+
+SERVER_ID = re.compile(r"^[0-9a-f]{24}$")
+_CACHE = {"Cache-Control": "public, max-age=60"}
+
+
+def _services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+def _server_id(request: Request) -> str:
+    server_id = str(request.path_params["server_id"])
+    if not SERVER_ID.fullmatch(server_id):
+        raise ApiError("server_not_found", "a server id is 24 lower-case hex characters (SHA-256 of its URL)")
+    return server_id
+
+
+def _unavailable(exc: Exception) -> ApiError:
+    return ApiError("history_unavailable", f"the history database does not answer ({type(exc).__name__})")
+
+
+async def server(request: Request) -> Response:
+    """``GET /v1/servers/{server_id}``: identity, the latest run, uptime rates, the badge snippet."""
+    services, server_id = _services(request), _server_id(request)
+    history = services.recorder.history
+    now = datetime.now(UTC)
+    try:
+        found = await history.server(server_id)
+        days = await history.days(server_id, (now - timedelta(days=89)).date()) if found else []
+    except Exception as exc:  # any driver or network fault: the database does not answer
+        raise _unavailable(exc) from exc
+    if found is None:
+        raise ApiError("server_not_found", "no check of this server is kept here")
+    base = services.settings.public_base_url
+    badge = f"{base}/badge/mcp/uptime?url={quote(found.url, safe='')}"
+    body: dict[str, Any] = {
+        "server_id": found.server_id,
+        "url": found.url,
+        "first_seen": _time(found.first_seen),
+        "last_seen": _time(found.last_seen),
+        "latest": {"status": found.latest_status, "attestation_id": found.latest_run_id},
+        "uptime": report.rates(days, now.date()),
+        "badge": {"uptime_svg": badge, "markdown": f"[![MCP uptime]({badge})]({base}/v1/servers/{found.server_id})"},
+    }
+    return JSONResponse(body, headers=_CACHE)
+
+
+async def server_history(request: Request) -> Response:
+    """``GET /v1/servers/{server_id}/history?days=90``: daily states, latency percentiles, status changes."""
+    services, server_id = _services(request), _server_id(request)
+    try:
+        window = int(request.query_params.get("days", "90"))
+    except ValueError:
+        window = 0
+    if not 1 <= window <= 90:
+        raise ApiError("invalid_query", "days is a whole number from 1 to 90")
+    history = services.recorder.history
+    now = datetime.now(UTC)
+    since = now - timedelta(days=window - 1)
+    try:
+        found = await history.server(server_id)
+        days = await history.days(server_id, since.date()) if found else []
+        points = (
+            await history.points(server_id, since.replace(hour=0, minute=0, second=0, microsecond=0)) if found else []
+        )
+    except Exception as exc:  # any driver or network fault: the database does not answer
+        raise _unavailable(exc) from exc
+    if found is None:
+        raise ApiError("server_not_found", "no check of this server is kept here")
+    reached = [
+        latency
+        for _, status, _, latency in points
+        if latency is not None and status not in ("dns", "unreachable", "timeout")
+    ]
+    body = {
+        "server_id": server_id,
+        "days": report.daily(days),
+        "uptime": report.rates(days, now.date()),
+        "latency": report.percentiles(reached) | {"runs": len(reached)},
+        "status_changes": report.status_changes(points),
+        "runs": len(points),
+    }
+    return JSONResponse(body, headers=_CACHE)
+
+
+def _time(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+async def uptime_state(services: Services, url: str, window: int) -> tuple[str, str]:
+    """``(message, colour)`` of the uptime badge of ``url`` over ``window`` days."""
+    try:
+        target = check_url(url, allow_private=services.settings.allow_private)
+    except TargetRefused:
+        return "invalid url", "lightgrey"
+    now = datetime.now(UTC)
+    try:
+        days = await services.recorder.history.days(server_id_of(target.url), (now - timedelta(days=window - 1)).date())
+    except Exception:  # any driver or network fault: the badge still answers
+        return "unknown", "lightgrey"
+    rate = report.rates(days, now.date())[f"{window}d"]
+    if rate["rate"] is None or rate["counted_days"] < report.MIN_COUNTED_DAYS:
+        return f"collecting ({rate['counted_days']}d)", "lightgrey"
+    percent = rate["rate"] * 100
+    color = "brightgreen" if percent >= 99 else "green" if percent >= 95 else "yellow" if percent >= 90 else "red"
+    return f"{percent:.1f}% ({window}d)", color
+
+
+@functools.lru_cache(maxsize=1024)
+def _uptime_svg(message: str, color: str, style: Style) -> tuple[bytes, str]:
+    body = render_svg("uptime", message, color, style=style).encode()
+    return body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+async def uptime_badge(request: Request) -> Response:
+    """``GET /badge/mcp/uptime?url=...&window=30&style=flat``: ``uptime | 99.2% (30d)`` from stored
+    runs (grey while fewer than 7 days are counted); always 200 with an image, never a probe."""
+    window = {"7": 7, "30": 30, "90": 90}.get(request.query_params.get("window", "30"), 30)
+    asked = request.query_params.get("style", "flat")
+    style: Style = asked if asked in STYLES else "flat"
+    message, color = await uptime_state(_services(request), request.query_params.get("url", ""), window)
+    body, etag = _uptime_svg(message, color, style)
+    headers = {"Cache-Control": "max-age=300, s-maxage=300", "ETag": etag, "X-Content-Type-Options": "nosniff",
+               "Content-Security-Policy": CSP}  # fmt: skip
+    if not_modified(if_none_match(request.headers.getlist("if-none-match")), etag):
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type=SVG_TYPE, headers=headers)
