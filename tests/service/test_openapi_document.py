@@ -54,6 +54,8 @@ ELSEWHERE: dict[str, set[str]] = {
     "GET /metrics": {"metrics_unauthorized", "not_found"},
     "GET /v1/attestations/{id}": {"attestation_not_found"},
     "GET /schemas/{name}": {"not_found"},
+    "GET /v1/servers/{server_id}": {"server_not_found", "history_unavailable"},
+    "GET /v1/servers/{server_id}/history": {"server_not_found", "history_unavailable", "invalid_query"},
 }
 #: Reasons only the router gives (an unknown path, a wrong method): no documented operation answers them.
 ROUTER_ONLY = frozenset({"not_found", "method_not_allowed", "http_error"})
@@ -315,7 +317,7 @@ def test_every_exposed_header_is_declared_somewhere() -> None:
 
 def test_tags_servers_license_and_contact() -> None:
     tags = {tag["name"]: tag["description"] for tag in DOCUMENT["tags"]}
-    assert set(tags) == {"checks", "badges", "mcp", "operations", "payments", "attestations", "contract"}
+    assert set(tags) == {"checks", "badges", "mcp", "operations", "payments", "attestations", "history", "contract"}
     assert all(tags.values())
     for label, operation in operations():
         assert operation["tags"] and set(operation["tags"]) <= set(tags), label
