@@ -164,7 +164,7 @@ def open_keyring(path: Path, configured: Ed25519PrivateKey | None = None) -> Key
                 made = _generate(path, document, None, None)
                 logger.warning("no signing key was configured or valid: generated %s into %s", made.keyid, path.parent)
             else:
-                logger.info("results are signed with key %s (%s)", held.keyid, path)
+                logger.debug("results are signed with key %s (%s)", held.keyid, path.parent / f"{held.keyid}.pem")
             ring.refresh()
             return ring
         keyid = key_id(configured.public_key())
@@ -204,3 +204,12 @@ def configured_key(settings: Settings) -> Ed25519PrivateKey | None:
 def keyring_of(settings: Settings) -> KeyRing:
     """:func:`open_keyring` for ``settings`` (the key document path and the configured key)."""
     return open_keyring(settings.keys_path, configured_key(settings))
+
+
+def signing_source(settings: Settings, keyid: str) -> str:
+    """Where the key ``keyid`` of ``settings`` comes from, for the one start-up line that names it."""
+    if settings.signing_key is not None:
+        return "MCP_SONDE_SIGNING_KEY"
+    if settings.signing_key_file is not None:
+        return f"MCP_SONDE_SIGNING_KEY_FILE={settings.signing_key_file}"
+    return str(settings.keys_path.parent / f"{keyid}.pem")

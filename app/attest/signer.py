@@ -9,17 +9,22 @@ holding the envelope recomputes it, and two different statements never share one
 from __future__ import annotations
 
 import hashlib
+import logging
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from app.attest import dsse
+from app.attest.errors import NoSigningKey
 from app.attest.keyring import KeyRing
 from app.attest.statement import statement
 from app.checks.canonical import canonical_bytes
 
 if TYPE_CHECKING:
     from app.checks.model import CheckResult
+
+logger = logging.getLogger("mcp_sonde.attest")
 
 
 @dataclass(frozen=True)
@@ -36,14 +41,28 @@ class Attestor:
 
     def __init__(self, ring: KeyRing) -> None:
         self.ring = ring
+        self._told = -60.0
 
     def ready(self) -> None:
         """Check that a key may sign now (before anything is charged).
 
         Raises:
-            NoSigningKey: no held key is valid now.
+            NoSigningKey: no held key is valid now (logged, at most once a minute).
         """
-        self.ring.signing_key(datetime.now(UTC))
+        try:
+            self.ring.signing_key(datetime.now(UTC))
+        except NoSigningKey:
+            if time.monotonic() - self._told > 60:
+                self._told = time.monotonic()
+                logger.error("no signing key is valid now: checks are refused (mcp-sonde keys new makes one)")
+            raise
+
+    def state(self) -> dict[str, str | bool | None]:
+        """For ``/readyz``: whether a key may sign now, and which."""
+        try:
+            return {"ok": True, "keyid": self.ring.signing_key(datetime.now(UTC)).keyid}
+        except NoSigningKey:
+            return {"ok": False, "keyid": None}
 
     def attest(self, result: CheckResult, served: bytes) -> Attestation:
         """Sign ``result``; ``served`` is its JSON text as it will be served (without attestation).

@@ -34,7 +34,7 @@ def _stopped(signum: int, frame: FrameType | None) -> None:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening-ready socket bound to ``host:port`` (as uvicorn binds one).
+    """A socket bound to ``host:port`` and listening (as uvicorn makes one).
 
     Raises:
         OSError: the address is taken or cannot be used.
@@ -44,6 +44,9 @@ def bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
+        # Listening at once: a client that connects while the app starts waits in the backlog
+        # (uvicorn listens on it again, which changes nothing) instead of being refused.
+        sock.listen(2048)
     except OSError:
         sock.close()
         raise
@@ -53,14 +56,19 @@ def bind(host: str, port: int) -> socket.socket:
 def signing_ready(settings: Settings) -> int | None:
     """Open the key ring once, before any worker starts (a first start generates the key here,
     once); ``None`` when results can be signed, else the exit code after one log line."""
+    from datetime import UTC, datetime
+
     from app.attest.errors import AttestError
-    from app.attest.keyring import keyring_of
+    from app.attest.keyring import keyring_of, signing_source
 
     try:
-        keyring_of(settings)
+        ring = keyring_of(settings)
+        keyid = ring.signing_key(datetime.now(UTC)).keyid
     except AttestError as exc:
         logger.error("results cannot be signed (%s): %s", exc.reason, exc.message)
         return SERVE_EXIT_SETTINGS if exc.reason == "private_key_invalid" else SERVE_EXIT_STARTUP
+    logger.info("results are signed with key %s (%s; key document %s)", keyid, signing_source(settings, keyid),
+                settings.keys_path)  # fmt: skip
     if settings.redis_url and settings.signing_key is None and settings.signing_key_file is None:
         logger.warning(
             "instances sharing Redis sign with the key of their own data directory: to publish one key "

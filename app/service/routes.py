@@ -103,8 +103,9 @@ async def healthz(request: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
-    """``GET /readyz``: ready to serve; says whether shared storage is up and, with paid checks
-    on, whether the facilitator answers and supports every payment option (``degraded`` when not)."""
+    """``GET /readyz``: ready to serve; says whether shared storage and the history database are
+    up, whether a key may sign, and, with paid checks on, whether the facilitator answers and
+    supports every payment option (``degraded`` when not)."""
     services = services_of(request)
     store_ok = await services.store.ping()
     limits_ok = await services.client_limiter.healthy()
@@ -112,14 +113,19 @@ async def readyz(request: Request) -> Response:
     support = await services.payments.support.status() if paid else None
     shared = services.settings.redis_url is not None
     history = services.recorder.state()
+    signing = services.attestor.state()
     degraded = (
-        (shared and not (store_ok and limits_ok)) or (support is not None and not support.ok) or not history["ok"]
+        (shared and not (store_ok and limits_ok))
+        or (support is not None and not support.ok)
+        or not history["ok"]
+        or not signing["ok"]
     )
     body = {
         "status": "degraded" if degraded else "ready",
         "store": {"backend": "redis" if shared else "memory", "ok": store_ok},
         "rate_limits": {"shared": shared, "ok": limits_ok},
         "history": history,
+        "signing": signing,
         "payments": {
             "enabled": paid,
             "facilitator_ok": support is not None and support.answered,

@@ -99,17 +99,17 @@ def test_first_start_generates_one_key_and_logs_it(path: Path, caplog: pytest.Lo
 
 def test_a_second_start_reuses_the_key(path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A second start finds the key the first made: no new key, no new file, the same key signs,
-    and the log names it without saying "generated"."""
+    and nothing says "generated" (``serve`` names the signing key once, in its own start-up line)."""
     first = open_keyring(path).signing_key(datetime.now(UTC)).keyid
     document = path.read_bytes()
-    caplog.set_level(logging.INFO, logger="mcp_sonde.attest")
+    caplog.set_level(logging.DEBUG, logger="mcp_sonde.attest")
     caplog.clear()
     second = open_keyring(path).signing_key(datetime.now(UTC)).keyid
     assert second == first
     assert path.read_bytes() == document
     assert len(pem_files(path)) == 1
     messages = [r.getMessage() for r in caplog.records if r.name == "mcp_sonde.attest"]
-    assert messages == [f"results are signed with key {first} ({path})"]
+    assert messages == [f"results are signed with key {first} ({path.parent / (first + '.pem')})"]
 
 
 def test_a_service_started_twice_on_one_data_dir_publishes_one_key(service: Service, tmp_path: Path) -> None:

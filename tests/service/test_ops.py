@@ -18,6 +18,7 @@ def test_health_readiness_and_metrics(service: Service, sdk_base: str) -> None:
             "store": {"backend": "memory", "ok": True},
             "rate_limits": {"shared": False, "ok": True},
             "history": {"ok": True, "queued": 0},
+            "signing": {"ok": True, "keyid": ready["signing"]["keyid"]},
             "payments": {"enabled": False, "facilitator_ok": False, "supported": None},
         }
         url = {"url": f"{sdk_base}/stateless-json/mcp"}
