@@ -86,8 +86,13 @@ def run(args: argparse.Namespace) -> int:
             entry = change(path, args.keyid, args.at)
             sys.stdout.write(f"{args.action}d key {entry.keyid} in {path}" + "\n")
         else:
+            if not path.exists():
+                sys.stderr.write(f"mcp-sonde keys: no key document at {path} (the service makes one on first start)\n")
+                return EXIT_KEYS
             document = read_document(path)
-            sys.stdout.write(f"{'keyid':16}  {'valid_from':20}  {'valid_until':20}  {'revoked':20}  held" + "\n")
+            sys.stdout.write(f"key document {path}\n")
+            header = f"{'keyid':16}  {'valid_from':20}  {'valid_until':20}  {'revoked':20}  pem_beside"
+            sys.stdout.write(header + "\n")
             for entry in document.keys:
                 until = f"{entry.valid_until:%Y-%m-%dT%H:%M:%SZ}" if entry.valid_until else "-"
                 revoked = (

@@ -360,8 +360,9 @@ def test_keys_list_shows_validity_revocation_and_what_is_held(path: Path, tmp_pa
     second = out.split()[2]
     code, out, _ = keys_cli(path, "list")
     assert code == 0
-    header, *rows = out.splitlines()
-    assert header.split() == ["keyid", "valid_from", "valid_until", "revoked", "held"]
+    document, header, *rows = out.splitlines()
+    assert document == f"key document {path}"
+    assert header.split() == ["keyid", "valid_from", "valid_until", "revoked", "pem_beside"]
     assert rows[0].split()[0] == first and rows[0].split()[2:] == ["-", "2026-12-01T12:00:00Z", "yes"]
     assert rows[1].split()[0] == second and rows[1].split()[2:] == ["-", "no", "no"]
 
@@ -577,6 +578,8 @@ def test_a_service_whose_only_key_was_revoked_answers_503_and_charges_nothing(
         wait_for(lambda: _published(base)[0]["revoked"], within_s=3.0)  # the ring has read it again
         _assert_signing_key_unavailable(_check(base, url))
         _assert_signing_key_unavailable(_check(base, url))
+        ready = httpx2.get(f"{base}/readyz", timeout=10).json()
+        assert (ready["status"], ready["signing"]) == ("degraded", {"ok": False, "keyid": None})
         code, out, _ = keys_cli(path, "new")
         assert code == 0
         new = out.split()[2]
@@ -623,3 +626,9 @@ def test_a_key_revoked_while_a_check_runs_answers_503_and_gives_the_draw_back(
         again = _check(base, raw.url("/mcp"))
         assert again.status_code == 200, again.text
         assert int(again.headers["x-free-pool-remaining"]) == remaining - 1
+
+
+def test_keys_list_of_a_missing_document_says_so_and_exits_4(tmp_path: Path) -> None:
+    """A mistyped data directory must not look like an empty key ring."""
+    code, out, err = keys_cli(tmp_path / "nowhere" / "keys.json", "list")
+    assert (code, out) == (4, "") and "no key document at" in err

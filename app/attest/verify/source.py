@@ -27,6 +27,16 @@ def _unavailable(message: str) -> VerificationFailed:
     return VerificationFailed("keys_unavailable", message)
 
 
+#: Refusals the development switch lifts: a keys URL on this machine (http, a port, loopback).
+_LOCAL = frozenset({"scheme_not_https", "port_not_allowed", "host_ip_literal", "address_not_public"})
+
+
+def _hint(exc: TargetRefused, allow_private: bool) -> str:
+    if allow_private or exc.reason not in _LOCAL:
+        return ""
+    return " (a keys URL on this machine needs --allow-private, development only)"
+
+
 def read_file(path: str) -> bytes:
     """The key document in the file ``path`` (at most 64 kB are read)."""
     try:
@@ -45,7 +55,8 @@ async def fetch(url: str, *, allow_private: bool = False, ca_bundle: str | None 
     try:
         target = check_url(url, allow_private=allow_private)
     except TargetRefused as exc:
-        raise _unavailable(f"the keys URL is refused ({exc.reason}): {exc.message}") from None
+        why = f"({exc.reason}): {exc.message}{_hint(exc, allow_private)}"
+        raise _unavailable(f"the keys URL is refused {why}") from None
     try:
         with anyio.fail_after(FETCH_TIMEOUT_S):
             return await _get(target, allow_private, ca_bundle)
@@ -57,7 +68,8 @@ async def _get(target: TargetUrl, allow_private: bool, ca_bundle: str | None) ->
     try:
         resolved = await resolve_target(target, resolver=SystemResolver(FETCH_TIMEOUT_S), allow_private=allow_private)
     except TargetRefused as exc:
-        raise _unavailable(f"the keys URL's host is refused ({exc.reason}): {exc.message}") from None
+        why = f"({exc.reason}): {exc.message}{_hint(exc, allow_private)}"
+        raise _unavailable(f"the keys URL's host is refused {why}") from None
     except (ResolutionFailed, ResolverBusy) as exc:
         raise _unavailable(f"the keys URL's host did not resolve ({exc.reason})") from None
     backend = PinnedBackend({target.host: resolved.addresses})
