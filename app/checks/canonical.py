@@ -30,6 +30,8 @@ What RFC 8785 and I-JSON cannot represent is refused with a :class:`CanonicalFor
   ``str``, ``int``, ``float``, ``bool`` and ``None``.
 - ``too_deep``: containers nested deeper than :data:`MAX_DEPTH` (64, as :mod:`app.jsonsafe`).
 - ``duplicate_key``: keys that collide after NFC (step 2).
+- ``not_stream_safe``: a string with more than 30 combining marks in a row (UAX #15 section 13),
+  refused before normalising it, whose cost grows with the square of such a run.
 """
 
 from __future__ import annotations
@@ -44,12 +46,15 @@ from typing import Any
 
 import rfc8785
 
+from app.textruns import has_long_mark_run
+
 MAX_DEPTH = 64
 #: Integers up to this magnitude are IEEE-754 doubles without rounding (RFC 7493 section 2.2).
 EXACT_INT = 2**53
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 REASONS = (
+    "not_stream_safe",
     "duplicate_key",
     "non_finite_number",
     "number_out_of_range",
@@ -73,9 +78,12 @@ class CanonicalFormError(ValueError):
 
 
 def nfc(value: str) -> str:
-    """The NFC form of a string as a plain ``str``; ``lone_surrogate`` for surrogate code points."""
+    """The NFC form of a string as a plain ``str``; ``lone_surrogate`` for surrogate code points,
+    ``not_stream_safe`` for more than 30 combining marks in a row (:mod:`app.textruns`)."""
     if _SURROGATE.search(value):
         raise CanonicalFormError("lone_surrogate", "a string holds a lone surrogate code point")
+    if has_long_mark_run(value):
+        raise CanonicalFormError("not_stream_safe", "a string holds more than 30 combining marks in a row")
     return unicodedata.normalize("NFC", str.__str__(value))
 
 
@@ -258,6 +266,8 @@ def canonical_text(text: bytes) -> bytes:
         CanonicalFormError: the value has no canonical form; ``ValueError`` for text that is not JSON.
     """
     decoded = text.decode("utf-8")
+    if has_long_mark_run(decoded):  # (refused before any normalisation: see nfc)
+        raise CanonicalFormError("not_stream_safe", "a string holds more than 30 combining marks in a row")
     plain = b"\\u" not in text and (
         text.isascii() or (not any(lead in text for lead in _HIGH_LEADS) and unicodedata.is_normalized("NFC", decoded))
     )

@@ -35,6 +35,7 @@ from confusable_homoglyphs import confusables  # type: ignore[import-untyped]
 from app.checks.hygiene_rules import RULES, TARGETS, Pattern, Rule, char_class
 from app.checks.memo import Memo
 from app.probe.text import clean_text
+from app.textruns import cut_mark_runs
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,8 @@ def fold(text: str, identifier: bool = False) -> str:
         text = _JOINERS.sub(" ", _HUMPS.sub(" ", text))
     if text.isascii():  # NFKC and the folding table change nothing in ASCII but the emphasis stars
         return _SPACES.sub(" ", text.replace("*", ""))
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text.translate(_FOLD)))
+    # (runs of marks cut first: NFKC takes time quadratic in their length, app.textruns)
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", cut_mark_runs(text).translate(_FOLD)))
 
 
 def _visible(text: str) -> str:

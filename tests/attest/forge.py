@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -70,6 +71,11 @@ def envelope(payload: bytes | dict[str, Any], key: Key, keyid: str | None = None
 def payload_of(envelope: dict[str, Any]) -> bytes:
     """The payload bytes of an envelope."""
     return base64.b64decode(envelope["payload"])
+
+
+def id_of(envelope: dict[str, Any]) -> str:
+    """The attestation id of an envelope: the SHA-256 of its payload."""
+    return hashlib.sha256(payload_of(envelope)).hexdigest()
 
 
 def dumps(value: dict[str, Any]) -> bytes:

@@ -32,7 +32,7 @@ import pytest
 from app.attest.verify import jcs
 from app.attest.verify.keydoc import ListedKey, parse_keys
 from app.attest.verify.reasons import VerificationFailed
-from app.attest.verify.verifier import verify
+from app.attest.verify.verifier import read_input, verify
 from app.checks.canonical import canonical_bytes
 from tests.attest import forge
 from tests.attest.verifiers import python_cli
@@ -84,7 +84,8 @@ def test_a_check_answer_holding_10_to_the_20_matches_its_result_sha256() -> None
     result = {"status": "ok", "capabilities": {"experimental": {"limit": 10**20}}}
     statement = _with_predicate(result_sha256=hashlib.sha256(canonical_bytes(result)).hexdigest())
     key = forge.make_key()
-    answer = forge.dumps({**result, "attestation": forge.envelope(statement, key)})
+    envelope = forge.envelope(statement, key)
+    answer = forge.dumps({**result, "attestation": envelope, "attestation_id": forge.id_of(envelope)})
     verified = verify(answer, parse_keys(forge.keys_document(key)))
     assert verified.result_checked
 
@@ -251,7 +252,60 @@ def test_json_nested_deeper_than_512_levels_is_refused_whatever_the_recursion_li
         assert _reason(raw, keys[:-1] + b', "n": ' + deep + b"}") == "keys_unavailable"
         with pytest.raises(jcs.NotCanonical):
             jcs.parse(deep)
-        assert _reason(raw[:-1] + b', "n": ' + at_the_bound + b"}", keys) is None
-        assert _reason(raw[:-1] + b', "n": [' + at_the_bound + b"]}", keys) == "envelope_unreadable"
+        # (an envelope has no other members: at the bound it is refused for that, past it for depth)
+        with pytest.raises(VerificationFailed, match="neither a DSSE envelope"):
+            read_input(raw[:-1] + b', "n": ' + at_the_bound + b"}")
+        with pytest.raises(VerificationFailed, match="nested deeper"):
+            read_input(raw[:-1] + b', "n": [' + at_the_bound + b"]}")
     finally:
         sys.setrecursionlimit(limit)
+
+
+# --- Answers that passed unchecked -------------------------------------------------------------
+
+
+def _answer(result: dict[str, object], statement: dict[str, object], key: forge.Key) -> dict[str, object]:
+    envelope = forge.envelope(statement, key)
+    return {**result, "attestation": envelope, "attestation_id": forge.id_of(envelope)}
+
+
+def test_regression_an_answer_beside_a_top_level_envelope_is_refused() -> None:
+    """A tampered answer with the envelope spread beside it read as a bare envelope: exit 0."""
+    key = forge.make_key()
+    envelope = forge.envelope(forge.statement(), key)
+    reshaped = {"status": "forged", **envelope}
+    assert _reason(forge.dumps(reshaped), forge.keys_document(key)) == "envelope_unreadable"
+    record = {"id": forge.id_of(envelope), "envelope": envelope, "status": "forged"}
+    assert _reason(forge.dumps(record), forge.keys_document(key)) == "envelope_unreadable"
+
+
+def test_regression_a_member_given_twice_in_the_answer_is_refused() -> None:
+    key = forge.make_key()
+    result = {"url": "https://a.example/mcp", "status": "ok"}
+    statement = _with_predicate(result_sha256=hashlib.sha256(canonical_bytes(result)).hexdigest())
+    honest = forge.dumps(_answer(result, statement, key))
+    assert _reason(honest, forge.keys_document(key)) is None
+    doubled = b'{"url": "https://b.example/mcp", ' + honest[1:]
+    assert _reason(doubled, forge.keys_document(key)) == "envelope_unreadable"
+
+
+def test_regression_a_statement_without_a_result_digest_vouches_for_no_answer() -> None:
+    key = forge.make_key()
+    answer = _answer({"url": "https://a.example/mcp"}, _with_predicate(result_sha256=None), key)
+    assert _reason(forge.dumps(answer), forge.keys_document(key)) == "result_mismatch"
+    answer["attestation_id"] = "0" * 64
+    assert _reason(forge.dumps(answer), forge.keys_document(key)) == "id_mismatch"
+
+
+def test_regression_long_runs_of_combining_marks_have_no_canonical_form_and_cost_little() -> None:
+    """240 kB of alternating marks took 16 s to normalise; refused before normalising now."""
+    import time
+
+    bomb = "a" + "\u0301\u0316" * 60000
+    started = time.monotonic()
+    with pytest.raises(jcs.NotCanonical, match="combining marks"):
+        jcs.serialise({"s": bomb}, normalise=True)
+    with pytest.raises(jcs.NotCanonical, match="combining marks"):
+        jcs.serialise({bomb: 1})
+    assert time.monotonic() - started < 5.0  # (was 16 s a string: the bound only tells linear from quadratic)
+    assert jcs.serialise(["a" + "\u0316" * 30]) == '["a{}"]'.format("\u0316" * 30).encode()

@@ -405,7 +405,13 @@ def _result_mismatch(case: Case) -> list[str]:
     statement["predicate"]["result_sha256"] = hashlib.sha256(canonical(result)).hexdigest()
     answer = dict(result, status="server_error")
     answer["attestation"] = forge.envelope(statement, case.key)
+    answer["attestation_id"] = hashlib.sha256(forge.payload_of(answer["attestation"])).hexdigest()
     return [case.write("answer.json", answer), "--keys", case.keys()]
+
+
+def _id_mismatch(case: Case) -> list[str]:
+    envelope = forge.envelope(forge.statement(), case.key)
+    return [case.write("record.json", {"id": "0" * 64, "envelope": envelope}), "--keys", case.keys()]
 
 
 CASES: dict[str, tuple[str, Callable[[Case], list[str]]]] = {
@@ -430,6 +436,7 @@ CASES: dict[str, tuple[str, Callable[[Case], list[str]]]] = {
     "before valid_from": ("key_not_valid_at_observed_at", _before_valid_from),
     "after valid_until": ("key_not_valid_at_observed_at", _after_valid_until),
     "answer not the signed result": ("result_mismatch", _result_mismatch),
+    "a record whose id is not its payload's": ("id_mismatch", _id_mismatch),
 }
 
 
@@ -468,7 +475,8 @@ def test_the_forgeries_honest_twins_verify(case: Case, run: Verify) -> None:
     result = {"url": "http://127.0.0.1:34887/stateless-json/mcp", "status": "ok", "tools": {"count": 3}}
     statement = forge.statement()
     statement["predicate"]["result_sha256"] = hashlib.sha256(canonical(result)).hexdigest()
-    answer = dict(result, attestation=forge.envelope(statement, case.key), attestation_id="0" * 64)
+    envelope = forge.envelope(statement, case.key)
+    answer = dict(result, attestation=envelope, attestation_id=hashlib.sha256(forge.payload_of(envelope)).hexdigest())
     ran = run(case.write("answer.json", answer), "--keys", case.keys())
     assert ran.code == 0, ran.err
     assert ran.out.splitlines()[-1] == "result:       the check answer beside the envelope is the one signed"

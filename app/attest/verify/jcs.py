@@ -37,6 +37,7 @@ import unicodedata
 from typing import Any
 
 from app import jsonsafe
+from app.textruns import has_long_mark_run
 
 MAX_DEPTH = 64
 #: Deepest nesting of any JSON text the verifier reads (the input, the key document, the payload).
@@ -85,9 +86,18 @@ def parse(text: bytes) -> Any:
         raise NotCanonical("not UTF-8 JSON text") from exc
 
 
+def _stream_safe(value: str) -> str:
+    """``value``, or :class:`NotCanonical` for more than 30 combining marks in a row: checked
+    before any normalisation, whose cost grows with the square of such a run (UAX #15 section 13)."""
+    if has_long_mark_run(value):
+        raise NotCanonical("more than 30 combining marks in a row")
+    return value
+
+
 def _string(value: str, normalise: bool = False) -> str:
     if _SURROGATE.search(value):
         raise NotCanonical("a lone surrogate")
+    _stream_safe(value)
     if normalise:
         value = unicodedata.normalize("NFC", value)
     elif unicodedata.normalize("NFC", value) != value:
@@ -152,7 +162,7 @@ def _serialise(value: Any, depth: int, out: list[str], normalise: bool) -> None:
             _serialise(item, depth + 1, out, normalise)
         out.append("]")
     elif isinstance(value, dict):
-        if len({unicodedata.normalize("NFC", name) for name in value}) != len(value):
+        if len({unicodedata.normalize("NFC", _stream_safe(name)) for name in value}) != len(value):
             raise NotCanonical("two keys of an object are equal after Unicode NFC")
         out.append("{")
         # Sorted by the UTF-16 code units of the names themselves, not of their escaped form.

@@ -17,6 +17,7 @@ FAILURES: Final[dict[str, tuple[int, str]]] = {
     "key_unknown": (33, "No signature names a key the key document lists."),
     "signature_invalid": (34, "No signature verifies with the key it names."),
     "key_revoked": (35, "Every key whose signature verifies is revoked."),
+    "id_mismatch": (42, "The attestation id beside the envelope is not the SHA-256 of its payload."),
     "payload_duplicate_key": (36, "The payload holds an object with a key twice."),
     "payload_not_canonical": (37, "The payload bytes are not their own canonical form (NFC, RFC 8785)."),
     "statement_invalid": (38, "The payload is not an in-toto Statement v1 of our predicate type."),

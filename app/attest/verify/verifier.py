@@ -1,13 +1,16 @@
 """Verify an envelope: signature, key, canonical bytes, schemas, validity, in that order.
 
-1. The input is a DSSE envelope (``payloadType``, ``payload``, ``signatures``), or a check answer
-   or stored record that holds one under ``attestation`` (then step 8 runs too).
+1. The input is exactly a DSSE envelope (``payloadType``, ``payload``, ``signatures``), a stored
+   record (``id``, ``envelope``) or a check answer holding one under ``attestation`` (then step
+   8 runs too), with no object holding a member twice (:func:`read_input`).
 2. ``payloadType`` is ``application/vnd.in-toto+json``.
 3. At least one signature names a key the key document lists (``keyid``; a signature without
    one is tried with every listed key), and verifies over PAE (:mod:`.pae`) with it. The key
    document is read only now (``keys`` may be a function that reads it): an input that is not
    an envelope of our payload type fails as such, whatever the key document.
-4. Not every such key is revoked (a revoked key verifies nothing, :mod:`app.attest.document`).
+4. Not every such key is revoked (a revoked key verifies nothing, :mod:`app.attest.document`),
+   and the id given beside the envelope (a record's ``id``, an answer's ``attestation_id``) is
+   the SHA-256 of its payload (``id_mismatch``).
 5. The payload has no object with a key twice, and its bytes are exactly their own canonical
    form (:mod:`.jcs`).
 6. The payload is an in-toto Statement v1 of our predicate type, and the predicate matches
@@ -16,7 +19,9 @@
    ``observed_at`` is a real time (the pattern alone lets ``2026-02-30`` through).
 7. A key whose signature verified was valid at the predicate's ``observed_at``.
 8. For a check answer: the answer without ``attestation`` and ``attestation_id`` has the
-   canonical SHA-256 the predicate names (``result_sha256``).
+   canonical SHA-256 the predicate names (``result_sha256``); a statement that names none
+   cannot vouch for an answer (``result_mismatch``). Strings of more than 30 combining marks in
+   a row have no canonical form anywhere (:mod:`app.textruns`).
 
 The first step that fails decides the reason (:data:`app.attest.verify.reasons.FAILURES`).
 """
@@ -85,8 +90,23 @@ def _unbase64(value: object, what: str) -> bytes:
         raise _fail("envelope_unreadable", f"{what} is not base64") from None
 
 
-def read_input(raw: bytes) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The envelope, and the check answer it came in (if it came in one).
+#: The members of a DSSE envelope, exactly (DSSE v1.0 envelope.md).
+ENVELOPE = frozenset({"payloadType", "payload", "signatures"})
+
+
+def _envelope(value: object, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict) or set(value) != ENVELOPE:
+        raise _fail("envelope_unreadable", f"{where} is not a DSSE envelope (exactly payloadType, payload, signatures)")
+    return value
+
+
+def read_input(raw: bytes) -> tuple[dict[str, Any], dict[str, Any] | None, object]:
+    """The envelope, the check answer it came in (if it came in one), and the id given beside it.
+
+    The input is exactly one of: a DSSE envelope; a stored record ``{"id", "envelope"}``; a check
+    answer holding the envelope under ``attestation`` and its id under ``attestation_id``.
+    Anything else, and any object holding a member twice, is refused: an answer beside an
+    envelope it does not hold would pass unchecked.
 
     Raises:
         VerificationFailed: ``envelope_unreadable``.
@@ -96,16 +116,20 @@ def read_input(raw: bytes) -> tuple[dict[str, Any], dict[str, Any] | None]:
     if jsonsafe.too_deep(raw, jcs.MAX_NESTING):
         raise _fail("envelope_unreadable", f"the input is nested deeper than {jcs.MAX_NESTING} levels")
     try:
-        document = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):  # ValueError: also an integer too long for int()
+        document = jcs.parse(raw)
+    except jcs.DuplicateKey:
+        raise _fail("envelope_unreadable", "the input holds an object with a member twice") from None
+    except jcs.NotCanonical:
         raise _fail("envelope_unreadable", "the input is not UTF-8 JSON") from None
-    if isinstance(document, dict) and isinstance(document.get("attestation"), dict):
-        return document["attestation"], document
-    if isinstance(document, dict) and isinstance(document.get("envelope"), dict):
-        return document["envelope"], None  # GET /v1/attestations/{id}
-    if isinstance(document, dict) and "payloadType" in document:
-        return document, None
-    raise _fail("envelope_unreadable", "the input is neither a DSSE envelope nor a check answer holding one")
+    if not isinstance(document, dict):
+        raise _fail("envelope_unreadable", "the input is not a JSON object")
+    if set(document) == ENVELOPE:
+        return document, None, None
+    if set(document) == {"id", "envelope"}:  # GET /v1/attestations/{id}
+        return _envelope(document["envelope"], "the record's envelope"), None, document["id"]
+    if "attestation" in document:
+        return _envelope(document["attestation"], "the answer's attestation"), document, document.get("attestation_id")
+    raise _fail("envelope_unreadable", "the input is neither a DSSE envelope, a stored record nor a check answer")
 
 
 def _signed_by(envelope: Mapping[str, Any], listed: Keys) -> tuple[bytes, list[ListedKey]]:
@@ -182,11 +206,13 @@ def verify(raw: bytes, keys: Keys) -> Verified:
     Raises:
         VerificationFailed: with the reason of the first step that failed.
     """
-    envelope, answer = read_input(raw)
+    envelope, answer, claimed = read_input(raw)
     payload, signers = _signed_by(envelope, keys)
     unrevoked = [key for key in signers if not key.revoked]
     if not unrevoked:
         raise _fail("key_revoked", f"the signing key {signers[0].keyid} is revoked")
+    if (answer is not None or claimed is not None) and claimed != hashlib.sha256(payload).hexdigest():
+        raise _fail("id_mismatch", "the attestation id beside the envelope is not the SHA-256 of its payload")
     try:
         statement = jcs.parse(payload)
         canonical = jcs.serialise(statement)
@@ -216,10 +242,10 @@ def verify(raw: bytes, keys: Keys) -> Verified:
 
 
 def _match_answer(answer: dict[str, Any], predicate: Mapping[str, Any]) -> bool:
-    """Whether the answer could be matched (a result with no canonical form is signed without a
-    digest); raises ``result_mismatch`` when it does not match."""
+    """``True``, or ``result_mismatch`` when the answer is not the one signed (or the statement
+    signs no digest of an answer, so none can be matched)."""
     if predicate.get("result_sha256") is None:
-        return False
+        raise _fail("result_mismatch", "the statement signs no digest of a result, so the answer cannot be matched")
     result = {name: value for name, value in answer.items() if name not in ("attestation", "attestation_id")}
     try:
         digest: str | None = hashlib.sha256(jcs.serialise(result, normalise=True)).hexdigest()
