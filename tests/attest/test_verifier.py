@@ -22,6 +22,7 @@ import hashlib
 import json
 import re
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -264,7 +265,7 @@ def test_json_nested_deeper_than_512_levels_is_refused_whatever_the_recursion_li
 # --- Answers that passed unchecked -------------------------------------------------------------
 
 
-def _answer(result: dict[str, object], statement: dict[str, object], key: forge.Key) -> dict[str, object]:
+def _answer(result: Mapping[str, object], statement: dict[str, Any], key: forge.Key) -> dict[str, object]:
     envelope = forge.envelope(statement, key)
     return {**result, "attestation": envelope, "attestation_id": forge.id_of(envelope)}
 

@@ -403,9 +403,8 @@ def _result_mismatch(case: Case) -> list[str]:
     result = {"url": "http://127.0.0.1:34887/stateless-json/mcp", "status": "ok", "tools": {"count": 3}}
     statement = forge.statement()
     statement["predicate"]["result_sha256"] = hashlib.sha256(canonical(result)).hexdigest()
-    answer = dict(result, status="server_error")
-    answer["attestation"] = forge.envelope(statement, case.key)
-    answer["attestation_id"] = hashlib.sha256(forge.payload_of(answer["attestation"])).hexdigest()
+    envelope = forge.envelope(statement, case.key)
+    answer = dict(result, status="server_error", attestation=envelope, attestation_id=forge.id_of(envelope))
     return [case.write("answer.json", answer), "--keys", case.keys()]
 
 
