@@ -29,11 +29,13 @@ logger = logging.getLogger("mcp_sonde.attest")
 
 @dataclass(frozen=True)
 class Attestation:
-    """A signed result: its id, the envelope, and the statement's canonical bytes."""
+    """A signed result: its id, the envelope, the statement's canonical bytes, and the digest of
+    the answer it signs (``None`` when the answer had no canonical form)."""
 
     id: str
     envelope: dsse.Envelope
     payload: bytes
+    result_sha256: str | None = None
 
 
 class Attestor:
@@ -75,4 +77,5 @@ class Attestor:
         held = self.ring.signing_key(observed)
         payload = canonical_bytes(body)
         envelope = dsse.sign(payload, [(held.keyid, held.key)])
-        return Attestation(hashlib.sha256(payload).hexdigest(), envelope, payload)
+        digest = body["predicate"]["result_sha256"]
+        return Attestation(hashlib.sha256(payload).hexdigest(), envelope, payload, digest)

@@ -46,7 +46,7 @@ from typing import Any
 
 import rfc8785
 
-from app.textruns import has_long_mark_run
+from app.textruns import cut_mark_runs, has_long_mark_run
 
 MAX_DEPTH = 64
 #: Integers up to this magnitude are IEEE-754 doubles without rounding (RFC 7493 section 2.2).
@@ -282,6 +282,40 @@ def canonical_text(text: bytes) -> bytes:
                     return canonical_bytes(value)
                 return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
     return canonical_bytes(json.loads(decoded))
+
+
+def safe_copy(value: Any, depth: int = 0) -> Any:
+    """A copy of a parsed JSON value that has a canonical form, whatever the value held.
+
+    For answers holding what a server sent as it sent it (capabilities, schemas): an integer
+    beyond what I-JSON holds becomes its decimal string, a lone surrogate U+FFFD, a run of more
+    than 30 combining marks is cut to 30, an object name equal after NFC to an earlier one is
+    dropped with its value, and a container nested 64 deep becomes the string
+    ``"[nested deeper than 64 levels]"``.
+    """
+    if isinstance(value, str):
+        return cut_mark_runs(_SURROGATE.sub("\ufffd", value))
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        try:
+            _integer(value)
+        except CanonicalFormError:
+            return str(value)
+        return value
+    if depth >= MAX_DEPTH:
+        return f"[nested deeper than {MAX_DEPTH} levels]"
+    if isinstance(value, list):
+        return [safe_copy(item, depth + 1) for item in value]
+    out: dict[str, Any] = {}
+    seen: set[str] = set()
+    for name, item in value.items():
+        name = safe_copy(name)
+        normal = unicodedata.normalize("NFC", name)
+        if normal not in seen:
+            seen.add(normal)
+            out[name] = safe_copy(item, depth + 1)
+    return out
 
 
 def sha256_hex(value: object) -> str:

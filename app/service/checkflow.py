@@ -21,6 +21,7 @@ from x402.schemas import SettleResponse
 
 from app.attest.errors import NoSigningKey
 from app.attest.signer import Attestation
+from app.checks.canonical import safe_copy
 from app.checks.model import CheckResult
 from app.checks.run import unresolved_check
 from app.errors import SondeError, TargetRefused
@@ -235,6 +236,12 @@ def sign_answer(services: Services, result: CheckResult, raw: bytes) -> tuple[by
         NoSigningKey: no key may sign now.
     """
     attestation = services.attestor.attest(result, raw)
+    if attestation.result_sha256 is None:
+        # What the server sent has no canonical form (an integer beyond I-JSON in its
+        # capabilities, names equal after NFC, ...): the answer is served with those values
+        # made canonical (safe_copy), so the statement always signs a digest of the answer.
+        raw = json.dumps(safe_copy(json.loads(raw)), ensure_ascii=False, separators=(",", ":")).encode()
+        attestation = services.attestor.attest(result, raw)
     envelope = json.dumps(attestation.envelope, separators=(",", ":")).encode()
     tail = b',"attestation_id":"' + attestation.id.encode() + b'","attestation":' + envelope + b"}"
     return raw[:-1] + tail, attestation

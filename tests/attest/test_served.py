@@ -16,6 +16,7 @@ import httpx2
 import pytest
 
 from app.attest.verify.keydoc import parse_keys
+from app.attest.verify.reasons import VerificationFailed
 from app.attest.verify.verifier import verify
 from app.guard import ResolutionFailed
 from app.guard.addresses import IPAddress
@@ -178,3 +179,34 @@ def test_a_large_result_is_signed_off_the_event_loop_and_verifies(service: Servi
     assert len(answer.json()["tool_definitions"]) == 1500
     verified = verify(answer.content, parse_keys(keys))
     assert verified.result_checked and verified.predicate["tools"] == {"count": 1500, "complete": True}
+
+
+class Uncanonical(MiniMcp):
+    """Capabilities no canonical form can hold: an integer beyond I-JSON, names equal after NFC,
+    a lone surrogate and a run of 100 combining marks."""
+
+    def _result(self, method: object) -> dict[str, Any]:
+        result = super()._result(method)
+        if method == "initialize":
+            result["capabilities"]["experimental"] = {
+                "limit": 2**64, "e\u0301": 1, "\u00e9": 2, "odd": "x\ud800", "marks": "a" + "\u0316" * 100,
+            }  # fmt: skip
+        return result
+
+
+def test_regression_a_server_cannot_make_its_answer_unsigned_by_digest(service: Service, raw: RawServer) -> None:
+    """Such values left the answer without result_sha256, so a tampered answer passed as verified;
+    now the answer is served with them made canonical, and the statement signs its digest."""
+    raw.routes["/mcp"] = Uncanonical()
+    with service() as base:
+        answer = check(base, {"url": raw.url("/mcp")})
+        keys = keys_of(base)
+    assert answer.status_code == 200
+    experimental = answer.json()["capabilities"]["experimental"]
+    assert experimental["limit"] == str(2**64) and len(experimental) == 4
+    verified = verify(answer.content, parse_keys(keys))
+    assert verified.result_checked and verified.predicate["result_sha256"] is not None
+    tampered = answer.json() | {"instructions": "forged"}
+    with pytest.raises(VerificationFailed) as refused:
+        verify(json.dumps(tampered).encode(), parse_keys(keys))
+    assert refused.value.reason == "result_mismatch"
