@@ -361,7 +361,18 @@ def test_error_is_a_value_error_with_a_stable_reason() -> None:
         "lone_surrogate",
         "unsupported_type",
         "too_deep",
+        "not_stream_safe",
     }
+
+
+def test_regression_a_long_run_of_combining_marks_is_refused_before_normalising() -> None:
+    """240 kB of alternating marks in a tool schema held the event loop for 15 s in NFC."""
+    bomb = {"description": "a" + "\u0301\u0316" * 60000}
+    for write in (canonical_bytes, lambda v: canonical_text(json.dumps(v, ensure_ascii=False).encode())):
+        with pytest.raises(CanonicalFormError) as refused:
+            write(bomb)
+        assert refused.value.reason == "not_stream_safe"
+    assert canonical_bytes(["a" + "\u0316" * 30]) == '["a{}"]'.format("\u0316" * 30).encode()
 
 
 # --- sha256_hex and idempotence --------------------------------------------------------------

@@ -6,6 +6,7 @@ the answer, every log record, the metrics, the store (embedded and Redis), the b
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures
 import json
 import logging
@@ -222,3 +223,43 @@ def test_a_server_that_echoes_the_credential_does_not_get_it_into_the_answer(ser
     assert answer.status_code == 200 and answer.json()["status"] == "ok"
     assert SECRET_PART not in answer.text
     assert answer.json()["server"]["name"] == "[credential]"  # the whole value, longest match first
+
+
+class EchoingLong(MiniMcp):
+    """Copies the caller's long token into its name (cut at 128 by the probe), a capability name,
+    a value under a member called ``id`` and a schema property name."""
+
+    def __call__(self, request: Request, conn: socket.socket) -> bool | None:
+        self.token = request.headers.get("authorization", "").partition(" ")[2]
+        return super().__call__(request, conn)
+
+    def _result(self, method: object) -> dict[str, Any]:
+        result = super()._result(method)
+        if method == "initialize":
+            result["serverInfo"]["name"] = f"hi {self.token}"
+            result["capabilities"]["experimental"] = {self.token: {"id": self.token}}
+        if method == "tools/list":
+            schema = {"type": "object", "properties": {self.token: {"type": "string"}}}
+            result["tools"].append({"name": "whoami", "description": f"you are {self.token}", "inputSchema": schema})
+        return result
+
+
+def test_regression_a_long_echoed_token_is_redacted_even_cut_short_and_in_names(
+    service: Service, raw: RawServer
+) -> None:
+    """The probe cut the echoed name to 128 characters before redaction looked for the whole
+    token, so its first 127 characters were served, signed and stored; names and values under
+    members called ``id`` were never searched."""
+    token = "eyJ" + "".join(f"{i:03d}abcDEF" for i in range(90))  # 813 characters, JWT-like
+    raw.routes["/mcp"] = EchoingLong()
+    with service() as base:
+        answer = check(
+            base, {"url": raw.url("/mcp"), "include": ["tools"], "headers": {"Authorization": f"Bearer {token}"}}
+        )
+        stored = httpx2.get(f"{base}/v1/attestations/{answer.json()['attestation_id']}", timeout=10).json()
+    assert answer.status_code == 200 and answer.json()["credentialed"] is True
+    payload = base64.b64decode(stored["envelope"]["payload"]).decode()
+    for text in (answer.text, payload):
+        for i in range(len(token) - 12):
+            assert token[i : i + 12] not in text, (i, text[:300])
+    assert "[credential]" in answer.json()["server"]["name"]
