@@ -29,10 +29,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.attest.errors import KeyDocumentError
-from app.attest.keys import KEYID_HEX
+from app.attest.keys import KEYID_HEX, key_id, load_public
 from app.filelock import exclusive
 
 #: Largest key document read, bytes.
@@ -51,10 +51,21 @@ class KeyEntry(BaseModel):
     keyid: str = Field(pattern=f"^[0-9a-f]{{{KEYID_HEX}}}$")
     algorithm: Literal["ed25519"] = "ed25519"
     public_key: str = Field(description="SubjectPublicKeyInfo, PEM.")
-    valid_from: datetime
-    valid_until: datetime | None = None
+    valid_from: AwareDatetime
+    valid_until: AwareDatetime | None = None
     revoked: bool = False
-    revoked_at: datetime | None = None
+    revoked_at: AwareDatetime | None = None
+
+    @field_validator("valid_from", "valid_until", "revoked_at")
+    @classmethod
+    def _in_utc(cls, moment: datetime | None) -> datetime | None:
+        """Times are kept in UTC (one that cannot be, as 0001-01-01 at +23:59, is invalid)."""
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError as exc:
+            raise ValueError("a time outside the years 1 to 9999 in UTC") from exc
 
     def valid_at(self, moment: datetime) -> bool:
         """Unrevoked, and ``moment`` within ``[valid_from, valid_until]``."""
@@ -101,6 +112,8 @@ def read_document(path: Path) -> KeyDocument:
         KeyDocumentError: ``keys_unreadable`` (I/O), ``keys_invalid`` (not a key document).
     """
     try:
+        if path.exists() and not path.is_file():  # (a FIFO would block the start for ever)
+            raise KeyDocumentError("keys_unreadable", f"the key document {path} is not a regular file")
         with path.open("rb") as source:
             raw = source.read(MAX_DOCUMENT_BYTES + 1)
     except FileNotFoundError:
@@ -115,6 +128,9 @@ def read_document(path: Path) -> KeyDocument:
         raise KeyDocumentError("keys_invalid", f"{path} is not a key document ({exc.error_count()} errors)") from exc
     if len({entry.keyid for entry in document.keys}) != len(document.keys):
         raise KeyDocumentError("keys_invalid", f"{path} lists one key id twice")
+    for entry in document.keys:  # as a verifier reads it: a key id must be its key's own
+        if key_id(load_public(entry.public_key, str(path))) != entry.keyid:
+            raise KeyDocumentError("keys_invalid", f"{path}: the key id {entry.keyid} is not its public key's")
     return document
 
 

@@ -65,7 +65,9 @@ class KeyRing:
                 stamp: tuple[int, int, int] | None = (info.st_ino, info.st_mtime_ns, info.st_size)
             except OSError:
                 stamp = None
-            if stamp != self._stamp:
+            if stamp is None and self._stamp is not None:
+                logger.error("the key document %s is gone: the last one read is kept", self.path)
+            elif stamp != self._stamp:
                 try:
                     self._document = read_document(self.path)
                     self._stamp = stamp
@@ -107,8 +109,17 @@ class KeyRing:
 
 
 def generate(path: Path, *, private_out: Path | None = None, valid_until: datetime | None = None) -> KeyEntry:
-    """Make a new key, write its private half (``<keyid>.pem`` beside ``path``, or ``private_out``)
-    and add it to the document; it signs from now on (the newest key)."""
+    """Make a new key, write its private half (``<keyid>.pem`` beside ``path``, or ``private_out``,
+    whose directory must exist) and add it to the document; it signs from now on (the newest key).
+
+    Raises:
+        KeyDocumentError: ``keys_invalid`` for a ``valid_until`` not in the future,
+            ``keys_unwritable`` for a ``private_out`` whose directory does not exist.
+    """
+    if valid_until is not None and valid_until <= utc_now():
+        raise KeyDocumentError("keys_invalid", "valid_until must be in the future (the key would never sign)")
+    if private_out is not None and not private_out.parent.is_dir():
+        raise KeyDocumentError("keys_unwritable", f"the directory of {private_out} does not exist")
     with locked(path):
         return _generate(path, read_document(path), private_out, valid_until)
 
@@ -188,11 +199,18 @@ def configured_key(settings: Settings) -> Ed25519PrivateKey | None:
         KeyDocumentError: ``private_key_invalid`` (or ``keys_unreadable`` for a file that cannot be read).
     """
     if settings.signing_key is not None:
-        return load_private(settings.signing_key.get_secret_value().encode(), "MCP_SONDE_SIGNING_KEY")
+        try:
+            pem = settings.signing_key.get_secret_value().encode()
+        except UnicodeError as exc:
+            raise KeyDocumentError("private_key_invalid", "MCP_SONDE_SIGNING_KEY is not a PEM text") from exc
+        return load_private(pem, "MCP_SONDE_SIGNING_KEY")
     if settings.signing_key_file is not None:
         path = settings.signing_key_file
         try:
-            pem = path.read_bytes()
+            if not path.is_file():
+                raise KeyDocumentError("keys_unreadable", f"the signing key file {path} is not a regular file")
+            with path.open("rb") as source:
+                pem = source.read(64 * 1024)
         except OSError as exc:
             raise KeyDocumentError(
                 "keys_unreadable", f"cannot read the signing key file {path}: {exc.strerror}"

@@ -372,6 +372,9 @@ def test_keys_new_private_key_out_writes_the_key_there_only(path: Path, tmp_path
     the document; the document lists its public half; a service given FILE signs with it."""
     out_file = tmp_path / "secrets" / "signing.pem"
     code, out, err = keys_cli(path, "new", "--private-key-out", str(out_file))
+    assert code == 4 and "does not exist" in err  # (its directory is not made: it may be a typo)
+    out_file.parent.mkdir()
+    code, out, err = keys_cli(path, "new", "--private-key-out", str(out_file))
     assert code == 0, err
     [entry] = read_document(path).keys
     assert out.rstrip().endswith(f"private key in {out_file}")
@@ -632,3 +635,46 @@ def test_keys_list_of_a_missing_document_says_so_and_exits_4(tmp_path: Path) -> 
     """A mistyped data directory must not look like an empty key ring."""
     code, out, err = keys_cli(tmp_path / "nowhere" / "keys.json", "list")
     assert (code, out) == (4, "") and "no key document at" in err
+
+
+def test_regression_key_documents_the_service_choked_on_are_refused_with_a_reason(tmp_path: Path) -> None:
+    """A naive time crashed serve (TypeError), an offset that leaves the years 1-9999 made the
+    published document a 500 (OverflowError), a key id not its key's was signed with, a FIFO
+    blocked the start for ever, and a valid_until in the past made a key that never signs."""
+    import os
+
+    good = keyring.generate(tmp_path / "ok" / "keys.json")
+    entry = good.model_dump(mode="json")
+    cases = {
+        "naive": entry | {"valid_from": "2026-01-01T00:00:00"},
+        "overflow": entry | {"valid_from": "0001-01-01T00:00:00+23:59"},
+        "not its key": entry | {"keyid": "0" * 16},
+    }
+    for name, broken in cases.items():
+        path = tmp_path / name / "keys.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"keys": [broken]}))
+        with pytest.raises(KeyDocumentError) as refused:
+            read_document(path)
+        assert refused.value.reason == "keys_invalid", name
+    fifo = tmp_path / "fifo" / "keys.json"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    with pytest.raises(KeyDocumentError) as refused:
+        read_document(fifo)
+    assert refused.value.reason == "keys_unreadable"
+    with pytest.raises(KeyDocumentError) as refused:
+        keyring.generate(tmp_path / "ok" / "keys.json", valid_until=datetime(2020, 1, 1, tzinfo=UTC))
+    assert refused.value.reason == "keys_invalid"
+
+
+def test_regression_a_key_document_deleted_while_serving_keeps_the_last_one(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was published as {"keys": []} and every check refused; a corrupt one already kept the last."""
+    monkeypatch.setattr(keyring, "RELOAD_S", 0.0)  # look at the file on every use
+    ring = open_keyring(path)
+    before = ring.document()
+    assert before.keys
+    path.unlink()
+    assert ring.document() == before and ring.signing_key(datetime.now(UTC)).keyid == before.keys[0].keyid
