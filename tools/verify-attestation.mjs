@@ -3,45 +3,56 @@
 //
 //   node tools/verify-attestation.mjs ENVELOPE --keys KEYS.json [--json]
 //
-// ENVELOPE is a file ("-": standard input) holding a DSSE envelope, a check answer holding one under
-// "attestation", or a GET /v1/attestations/{id} answer ({"id", "envelope"}). KEYS.json is the service's
-// key document (/.well-known/mcp-sonde-keys.json) saved to a file. Only node:crypto and node:fs are used;
-// no connection is opened, and no code is shared with mcp-sonde.
+// ENVELOPE is a file ("-": standard input) holding exactly one of: a DSSE envelope (an object of exactly
+// payloadType, payload and signatures); a GET /v1/attestations/{id} answer (exactly "id" and "envelope",
+// a DSSE envelope); a check answer holding a DSSE envelope under "attestation" beside its
+// "attestation_id". KEYS.json is the service's key document (/.well-known/mcp-sonde-keys.json) saved to a
+// file. Each is read with a bound, 8 MiB + 1 byte of ENVELOPE and 64 kB + 1 byte of KEYS.json (a file
+// that reaches it is too large), and never whole: /dev/zero fails at once, in little memory.
+// Only node:crypto and node:fs are used; no connection is opened, and no code is shared with mcp-sonde.
 //
 // The checks run in this order; the first that fails decides the reason and the exit code, which are
 // those of `mcp-sonde verify` (app/attest/verify/reasons.py and verifier.py):
-//   30 envelope_unreadable       UTF-8 JSON holding payloadType, a base64 payload and signatures
+//   30 envelope_unreadable       UTF-8 JSON of at most 8 MiB in which no object holds a member twice, of
+//                                one of the three shapes above exactly (a record or an envelope with any
+//                                other member is none); a base64 payload and non-empty signatures
 //   31 payload_type_unexpected   payloadType is application/vnd.in-toto+json
-//   32 keys_unavailable          the key document reads and every entry is valid: keyid = the first 16 hex
-//                                of the SHA-256 of the key's SPKI DER, an Ed25519 "PUBLIC KEY" PEM (its
+//   32 keys_unavailable          the key document is UTF-8 JSON of at most 64 kB in which no object holds
+//                                a member twice, and every entry is valid: keyid = the first 16 hex of
+//                                the SHA-256 of the key's SPKI DER, an Ed25519 "PUBLIC KEY" PEM (its
 //                                first PEM block), RFC 3339 times (upper-case T and Z), a boolean revoked
 //   33 key_unknown               a signature names a listed key (one without a keyid tries every key)
 //   34 signature_invalid         ... and verifies with it: Ed25519 over DSSE's PAE
 //   35 key_revoked               a verifying key is not revoked (a revoked key verifies nothing)
+//   42 id_mismatch               a stored record's id, an answer's attestation_id, is the lower-case hex
+//                                SHA-256 of the payload bytes
 //   36 payload_duplicate_key     no object of the payload holds a name twice
 //   37 payload_not_canonical     the payload is its own canonical form: strings in NFC, then RFC 8785
+//                                (a string or name with over 30 combining marks in a row has none)
 //   38 statement_invalid         the statement's schema in full: in-toto Statement v1, one subject (name,
 //                                sha256 hex digest), mcp-sonde's predicateType, an object predicate
 //   39 predicate_invalid         the predicate's shape (below), and observed_at is a real time
 //   40 key_not_valid_at_observed_at  valid_from <= observed_at <= valid_until, for a verifying key
-//   41 result_mismatch           for a check answer (unless result_sha256 is null): the answer without
-//                                attestation and attestation_id, in NFC and canonical, has that SHA-256;
+//   41 result_mismatch           for a check answer: the statement names a result_sha256, and the answer
+//                                without attestation and attestation_id, in NFC and canonical (no string
+//                                or name with over 30 combining marks in a row), has that SHA-256;
 // and 0 when verified, 2 on a usage error, 1 on an internal fault.
 //
 // Less than `mcp-sonde verify`, which validates the predicate against its full JSON Schema
 // (app/attest/schemas/check-result-v1.schema.json, draft 2020-12): here the predicate has the schema's
 // shape (every required key and no other, at every level; each value's JSON type, null where allowed;
-// 64-hex digests; the time patterns), not its enums, other patterns, lengths and bounds. NFC is Node's
-// (ICU): for characters newer than the Unicode version of the verifier's Python, the two may disagree.
-// Input is read as Python's json reads it (see readJson). Text from it is printed as the summary of
-// mcp-sonde verify prints it: unprintable characters escaped, backslashes doubled.
+// 64-hex digests; the time patterns), not its enums, other patterns, lengths and bounds. NFC and the
+// Mark category (\p{M}) are Node's (ICU): for characters newer than the Unicode version of the
+// verifier's Python, the two may disagree. Input is read as Python's json reads it, but that no object
+// may hold a name twice (see readJson). Text from it is printed as the summary of mcp-sonde verify
+// prints it: unprintable characters escaped, backslashes doubled.
 
 import { createHash, createPublicKey, verify as cryptoVerify } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 
-const FAILURES = {
+const FAILURES = { // in the order the checks run
   envelope_unreadable: 30, payload_type_unexpected: 31, keys_unavailable: 32, key_unknown: 33,
-  signature_invalid: 34, key_revoked: 35, payload_duplicate_key: 36, payload_not_canonical: 37,
+  signature_invalid: 34, key_revoked: 35, id_mismatch: 42, payload_duplicate_key: 36, payload_not_canonical: 37,
   statement_invalid: 38, predicate_invalid: 39, key_not_valid_at_observed_at: 40, result_mismatch: 41,
 };
 const IN_TOTO = "application/vnd.in-toto+json";
@@ -52,6 +63,9 @@ const MAX_INPUT_BYTES = 8 * 1024 * 1024;
 const MAX_KEYS_BYTES = 64 * 1024;
 const MAX_DEPTH = 64; // containers nested deeper have no canonical form
 const MAX_NESTING = 512; // JSON nested deeper is not read
+const MAX_MARKS = 30; // a string with more combining marks in a row has no canonical form
+const LONG_MARK_RUN = /\p{M}{31,}/u; // more than MAX_MARKS characters of General Category Mark in a row
+const ENVELOPE = ["payloadType", "payload", "signatures"]; // the members of a DSSE envelope, exactly
 const EXACT = 2n ** 53n; // integers up to this magnitude are exact doubles
 const USAGE = "usage: node verify-attestation.mjs ENVELOPE --keys KEYS.json [--json]";
 
@@ -67,8 +81,9 @@ function decode(bytes) {
 }
 
 // ---- JSON, read as Python's json.loads reads it ---------------------------------------------
-// `strict` (the payload): NaN/Infinity have no canonical form, and a name held twice is refused when
-// its object ends (jcs.parse's hook); otherwise they are numbers and the last value wins. Integers
+// In every document (the input, the key document, the payload) an object holding a name twice is
+// refused when it ends (DuplicateKey, as jcs.parse's hook does); the caller names the reason.
+// `strict` (the payload): NaN/Infinity have no canonical form; otherwise they are numbers. Integers
 // beyond 2**53 stay exact (BigInt). Text nested over 512 levels (counted as app/jsonsafe.py counts,
 // before reading) and integers of over 4,300 digits (Python's limit) are not read. Objects have no
 // prototype: "__proto__" is a name like any other.
@@ -145,7 +160,7 @@ function readJson(text, strict = false) {
     }
     const object = Object.create(null);
     for (const [name, item] of members) {
-      if (strict && Object.hasOwn(object, name)) throw new DuplicateKey(name);
+      if (Object.hasOwn(object, name)) throw new DuplicateKey(name);
       object[name] = item;
     }
     return object;
@@ -171,7 +186,7 @@ function canonical(value, normalise = false, depth = 0) {
   }
   if (depth >= MAX_DEPTH) throw new NotCanonical(`nested deeper than ${MAX_DEPTH} levels`);
   if (Array.isArray(value)) return `[${value.map((item) => canonical(item, normalise, depth + 1)).join(",")}]`;
-  const names = new Map(Object.keys(value).map((name) => [name.normalize("NFC"), name]));
+  const names = new Map(Object.keys(value).map((name) => [nfc(name), name]));
   if (names.size !== Object.keys(value).length) throw new NotCanonical("two names equal after Unicode NFC");
   const members = [...names.keys()].sort().map((normal) => { // sort(): by UTF-16 code units (section 3.2.3)
     const name = names.get(normal);
@@ -182,9 +197,16 @@ function canonical(value, normalise = false, depth = 0) {
 
 function canonicalString(text, normalise) {
   if (!text.isWellFormed()) throw new NotCanonical("a lone surrogate");
-  const normal = text.normalize("NFC");
+  const normal = nfc(text);
   if (!normalise && normal !== text) throw new NotCanonical("a string not in Unicode NFC");
   return JSON.stringify(normal);
+}
+
+// NFC, of text with no more than 30 combining marks in a row (UAX #15's Stream-Safe bound): a longer
+// run has no canonical form, and is refused before normalize(), whose cost grows with its square.
+function nfc(text) {
+  if (LONG_MARK_RUN.test(text)) throw new NotCanonical(`more than ${MAX_MARKS} combining marks in a row`);
+  return text.normalize("NFC");
 }
 
 // ---- DSSE: base64 and the Pre-Authentication Encoding ---------------------------------------
@@ -227,6 +249,7 @@ function readKeys(raw) {
   if (raw.length > MAX_KEYS_BYTES) throw bad(`larger than ${MAX_KEYS_BYTES} bytes`);
   let document;
   try { document = readJson(decode(raw)); } catch (error) {
+    if (error instanceof DuplicateKey) throw bad("an object holds a member twice");
     throw error instanceof SyntaxError ? bad("not UTF-8 JSON") : error;
   }
   const entries = isObject(document) ? document.keys : undefined;
@@ -315,17 +338,34 @@ function misfit(value, shape, where) {
 }
 
 // ---- Verification, in the order of app/attest/verify/verifier.py ----------------------------
+const unreadable = (message) => new Failure("envelope_unreadable", message);
+const hasExactly = (value, names) => isObject(value) && Object.keys(value).length === names.length &&
+  names.every((name) => Object.hasOwn(value, name));
+
+function bareEnvelope(value, where) {
+  if (hasExactly(value, ENVELOPE)) return value;
+  throw unreadable(`${where} is not a DSSE envelope (exactly ${ENVELOPE.join(", ")})`);
+}
+
+// The envelope, the check answer it came in (or null) and the id given beside it ({ id } or null).
 function readInput(raw) {
-  const unreadable = (message) => new Failure("envelope_unreadable", message);
   if (raw.length > MAX_INPUT_BYTES) throw unreadable(`the input is larger than ${MAX_INPUT_BYTES} bytes`);
   let document;
   try { document = readJson(decode(raw)); } catch (error) {
+    if (error instanceof DuplicateKey) throw unreadable("the input holds an object with a member twice");
     throw error instanceof SyntaxError ? unreadable("the input is not UTF-8 JSON") : error;
   }
-  if (isObject(document) && isObject(document.attestation)) return [document.attestation, document];
-  if (isObject(document) && isObject(document.envelope)) return [document.envelope, null]; // {"id", "envelope"}
-  if (isObject(document) && Object.hasOwn(document, "payloadType")) return [document, null];
-  throw unreadable("the input is neither a DSSE envelope nor a check answer holding one");
+  if (!isObject(document)) throw unreadable("the input is not a JSON object");
+  if (hasExactly(document, ENVELOPE)) return [document, null, null];
+  if (hasExactly(document, ["id", "envelope"])) { // GET /v1/attestations/{id}
+    return [bareEnvelope(document.envelope, "the record's envelope"), null, { id: document.id }];
+  }
+  if (Object.hasOwn(document, "attestation")) {
+    const envelope = bareEnvelope(document.attestation, "the answer's attestation");
+    if (!Object.hasOwn(document, "attestation_id")) throw unreadable("the answer has no attestation_id");
+    return [envelope, document, { id: document.attestation_id }];
+  }
+  throw unreadable("the input is neither a DSSE envelope, a stored record nor a check answer holding one");
 }
 
 // A keyid Python counts as false (absent, null, "", false, 0, [], {}) is no keyid, as in mcp-sonde verify.
@@ -364,10 +404,13 @@ function signedBy(envelope, loadKeys) {
 }
 
 function verify(raw, loadKeys) {
-  const [envelope, answer] = readInput(raw);
+  const [envelope, answer, claimed] = readInput(raw);
   const [payload, signers] = signedBy(envelope, loadKeys);
   const unrevoked = signers.filter((key) => !key.revoked);
   if (!unrevoked.length) throw new Failure("key_revoked", `the signing key ${signers[0].keyid} is revoked`);
+  if (claimed !== null && claimed.id !== createHash("sha256").update(payload).digest("hex")) {
+    throw new Failure("id_mismatch", "the attestation id beside the envelope is not the SHA-256 of its payload");
+  }
   let statement;
   try {
     statement = readJson(decode(payload), true);
@@ -395,8 +438,12 @@ function verify(raw, loadKeys) {
   if (!valid.length) {
     throw new Failure("key_not_valid_at_observed_at", `key ${unrevoked[0].keyid} was not valid at ${observed.iso}`);
   }
-  const checked = answer !== null && predicate.result_sha256 !== null;
+  const checked = answer !== null;
   if (checked) {
+    if (predicate.result_sha256 === null) {
+      const why = "the statement signs no digest of a result, so the answer cannot be matched";
+      throw new Failure("result_mismatch", why);
+    }
     const entries = Object.entries(answer).filter(([name]) => name !== "attestation" && name !== "attestation_id");
     const result = Object.fromEntries(entries);
     let digest = null; // a result with no canonical form matches no digest
@@ -479,10 +526,34 @@ function describe(report) {
 }
 
 // ---- The command line -----------------------------------------------------------------------
-function read(path, reason, what) { // the size limits are checked by readInput and readKeys
-  try { return readFileSync(path === "-" ? 0 : path); } catch (error) {
+const CHUNK = 64 * 1024;
+const pause = new Int32Array(new SharedArrayBuffer(4)); // to wait on a non-blocking standard input
+
+// At most `limit` + 1 bytes of the file `path` ("-": standard input), read in chunks: one byte more
+// than the limit says "too large" (checked by readInput and readKeys), and /dev/zero ends there.
+function read(path, limit, reason, what) {
+  const chunks = [];
+  let fd = null;
+  try {
+    fd = path === "-" ? 0 : openSync(path, "r");
+    for (let total = 0; total <= limit;) {
+      const chunk = Buffer.alloc(Math.min(CHUNK, limit + 1 - total));
+      let length;
+      try { length = readSync(fd, chunk, 0, chunk.length, null); } catch (error) {
+        if (error.code !== "EAGAIN") throw error;
+        Atomics.wait(pause, 0, 0, 10);
+        continue;
+      }
+      if (length === 0) break;
+      chunks.push(chunk.subarray(0, length));
+      total += length;
+    }
+  } catch (error) {
     throw new Failure(reason, `cannot read ${what}${path}: ${error.code ?? error.message}`);
+  } finally {
+    if (fd !== null && fd !== 0) closeSync(fd);
   }
+  return Buffer.concat(chunks);
 }
 
 function main(argv) {
@@ -504,8 +575,8 @@ function main(argv) {
   }
   if (envelope === null || !keys) return usage("ENVELOPE and --keys KEYS.json are required");
   try {
-    const raw = read(envelope, "envelope_unreadable", "");
-    const loadKeys = () => readKeys(read(keys, "keys_unavailable", "the key document "));
+    const raw = read(envelope, MAX_INPUT_BYTES, "envelope_unreadable", "");
+    const loadKeys = () => readKeys(read(keys, MAX_KEYS_BYTES, "keys_unavailable", "the key document "));
     const report = facts(verify(raw, loadKeys));
     process.stdout.write(`${json ? toJson(report) : describe(report)}\n`);
     return 0;
