@@ -3,7 +3,9 @@ canonical form and signatures against Node's crypto and the ``canonicalize`` npm
 
 - **One table of tampers** runs through both verifiers, which must give the same reason and the
   same exit code for each (:data:`TAMPERS`); honest inputs must verify in both with byte-identical
-  reports (:data:`HONEST`), and a real answer of the service must too.
+  reports (:data:`HONEST`), and a real answer of the service must too. Both read an endless input
+  (``/dev/zero`` as the input, on standard input, as the key document) up to its bound only, and
+  fail at once in little memory (:data:`ENDLESS`).
 - **Cross-verification** (``tests/attest/node/cross.mjs``): an envelope the service signed is
   checked with ``crypto.verify`` and ``canonicalize`` alone; an envelope Node signs over
   ``canonicalize``'s bytes, with a key made in Node, is accepted by our Python verifier.
@@ -324,6 +326,10 @@ def _nested(value: object, levels: int) -> object:
     return value
 
 
+def _wrong_id(answer: dict[str, Any]) -> None:
+    answer["attestation_id"] = "0" * 64
+
+
 @dataclass(frozen=True)
 class Tamper:
     """An input one step of the verification must refuse, with the reason it must give."""
@@ -337,7 +343,6 @@ _STATEMENT = forge.statement()
 _DIGEST_NEWLINE = [{"name": "x", "digest": {"sha256": "a" * 64 + "\n"}}]
 _BEFORE = datetime(2026, 12, 2, tzinfo=UTC)
 _UNTIL = datetime(2026, 12, 1, 16, 17, 27, tzinfo=UTC)  # observed_at is 16:17:27.247
-_wrong_id: Callable[[dict[str, Any]], object] = lambda answer: answer.update(attestation_id="0" * 64)
 _DUPLICATE_PAYLOAD = canonical_bytes(_STATEMENT).replace(b'{"_type":', b'{"_type":"x","_type":', 1)
 
 TAMPERS = [
@@ -605,6 +610,37 @@ def test_both_verifiers_refuse_each_tamper_alike(tamper: Tamper, tmp_path: Path)
     python, standalone = python_cli(tmp_path, raw, keys), node_cli(tmp_path, raw, keys)
     assert (python.reason, python.code) == (tamper.reason, REASONS[tamper.reason]), python.stderr
     assert (standalone.reason, standalone.code) == (python.reason, python.code), standalone.stderr
+
+
+#: Inputs given by path, each read with a bound: (input, key document, standard input, reason).
+ENDLESS = {
+    "/dev/zero as the input": ("/dev/zero", "keys.json", None, "envelope_unreadable"),
+    "/dev/zero on standard input": ("-", "keys.json", "/dev/zero", "envelope_unreadable"),
+    "/dev/zero as the key document": ("input.json", "/dev/zero", None, "keys_unavailable"),
+}
+
+
+@pytest.mark.parametrize("which", ["python", "node"])
+@pytest.mark.parametrize("name", sorted(ENDLESS))
+def test_endless_inputs_fail_fast_in_little_memory(name: str, which: str, tmp_path: Path) -> None:
+    """An input is read up to its bound plus one byte (8 MiB, 64 kB), never whole: ``/dev/zero``
+    fails at once with its reason, in about the memory of an honest run."""
+    raw, keys = _honest()
+    (tmp_path / "input.json").write_bytes(raw)
+    (tmp_path / "keys.json").write_bytes(keys)
+    honest = measured(which, str(tmp_path / "input.json"), str(tmp_path / "keys.json"))
+    assert honest.outcome.code == 0, honest.outcome.stderr
+    envelope, document, stdin, reason = ENDLESS[name]
+
+    def path(name: str) -> str:
+        return name if name.startswith(("/", "-")) else str(tmp_path / name)
+
+    ran = measured(
+        which, path(envelope), path(document), stdin=stdin, timeout=20, memory=honest.peak_bytes + (256 << 20)
+    )
+    assert (ran.outcome.reason, ran.outcome.code) == (reason, REASONS[reason]), ran.outcome.stderr
+    assert ran.seconds < 10
+    assert ran.peak_bytes < honest.peak_bytes + (64 << 20), (ran.peak_bytes >> 20, honest.peak_bytes >> 20)
 
 
 def _two_signatures() -> tuple[bytes, bytes]:

@@ -139,16 +139,16 @@ def measured(
     command = [*verifier, envelope, "--keys", keys, "--json"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     with contextlib.ExitStack() as stack:
-        source = stack.enter_context(open(stdin, "rb")) if stdin else subprocess.DEVNULL  # noqa: SIM115
+        source = stack.enter_context(open(stdin, "rb")) if stdin else subprocess.DEVNULL
         stdout, stderr = (stack.enter_context(tempfile.TemporaryFile()) for _ in range(2))
         started = time.monotonic()
         process = subprocess.Popen(command, stdin=source, stdout=stdout, stderr=stderr, cwd=ROOT, env=env)
         peak = 0
         while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            pid, status = os.waitpid(process.pid, os.WNOHANG)
             if pid:
                 break
-            peak = max(peak, _resident(process.pid))
+            peak = max(peak, _peak(process.pid))
             if time.monotonic() - started > timeout or peak > memory:
                 process.kill()
                 os.wait4(process.pid, 0)
@@ -157,19 +157,20 @@ def measured(
             time.sleep(0.01)
         seconds = time.monotonic() - started
         process.returncode = os.waitstatus_to_exitcode(status)
-        peak = max(peak, usage.ru_maxrss * 1024)  # ru_maxrss: kilobytes on Linux
         stdout.seek(0)
         stderr.seek(0)
         outcome = _outcome(process.returncode, stdout.read().decode(), stderr.read().decode(), True)
     return Measured(outcome, seconds, peak)
 
 
-def _resident(pid: int) -> int:
-    """The resident memory of process ``pid`` in bytes (0 once it is gone)."""
+def _peak(pid: int) -> int:
+    """The peak resident memory of process ``pid`` since it started its program, in bytes (0 once it
+    is gone): its ``VmHWM``, read every 10 ms, so that only a peak in its last 10 ms can be missed.
+    (``ru_maxrss`` would not do: a child spawned by this process starts with this process's peak.)"""
     try:
         with open(f"/proc/{pid}/status") as status:
             for line in status:
-                if line.startswith("VmRSS:"):
+                if line.startswith("VmHWM:"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
