@@ -64,7 +64,10 @@ const MAX_KEYS_BYTES = 64 * 1024;
 const MAX_DEPTH = 64; // containers nested deeper have no canonical form
 const MAX_NESTING = 512; // JSON nested deeper is not read
 const MAX_MARKS = 30; // a string with more combining marks in a row has no canonical form
-const LONG_MARK_RUN = /\p{M}{31,}/u; // more than MAX_MARKS characters of General Category Mark in a row
+// More than MAX_MARKS characters of General Category Mark in a row: /\p{M}{31,}/u, in the form that
+// runs in linear time (that one backtracks over a whole run, and one of millions of marks overflows
+// its stack): a run of 31 marks begins the text or follows a character that is not a mark.
+const LONG_MARK_RUN = /(?:^|\P{M})\p{M}{31}/u;
 const ENVELOPE = ["payloadType", "payload", "signatures"]; // the members of a DSSE envelope, exactly
 const EXACT = 2n ** 53n; // integers up to this magnitude are exact doubles
 const USAGE = "usage: node verify-attestation.mjs ENVELOPE --keys KEYS.json [--json]";

@@ -25,6 +25,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import random
+import re
 import subprocess
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -47,6 +49,7 @@ from app.attest.verify.keydoc import parse_keys
 from app.attest.verify.reasons import FAILURES
 from app.attest.verify.verifier import verify
 from app.checks.canonical import canonical_bytes, canonical_text
+from app.textruns import has_long_mark_run
 from tests.attest import forge
 from tests.attest.test_keys import unknown_algorithm
 from tests.attest.verifiers import ID_MISMATCH, REASONS, STANDALONE, measured, node, node_cli, python_cli
@@ -90,29 +93,25 @@ def _predicated(change: Callable[[dict[str, Any]], object]) -> Case:
     return lambda: _signed(_predicate(change))
 
 
-def _id(envelope: dict[str, Any]) -> str:
-    """The attestation id of an envelope: the SHA-256 (lower-case hex) of its payload bytes."""
-    return hashlib.sha256(forge.payload_of(envelope)).hexdigest()
-
-
 def _answer_of(
     result: dict[str, Any],
     result_sha256: str | None,
     change: Callable[[dict[str, Any]], object] = lambda answer: None,
     statement: dict[str, Any] | bytes | None = None,
     key: forge.Key | None = None,
+    text: Callable[[dict[str, Any]], bytes] = forge.dumps,
 ) -> tuple[bytes, bytes]:
     """A check answer holding ``result``, its envelope (of ``statement``, default the sample's with
     ``result_sha256``, signed by ``key``, default a fresh one) and its ``attestation_id``, then
-    changed by ``change``."""
+    changed by ``change``, as ``text`` writes it."""
     if statement is None:
         statement = forge.statement()
         statement["predicate"]["result_sha256"] = result_sha256
     key = key or forge.make_key()
     envelope = forge.envelope(statement, key)
-    answer = {**result, "attestation_id": _id(envelope), "attestation": envelope}
+    answer = {**result, "attestation_id": forge.id_of(envelope), "attestation": envelope}
     change(answer)
-    return forge.dumps(answer), forge.keys_document(key)
+    return text(answer), forge.keys_document(key)
 
 
 def _answer(result: dict[str, Any], digest_of: dict[str, Any] | None = None) -> tuple[bytes, bytes]:
@@ -157,7 +156,7 @@ def _record(change: Callable[[dict[str, Any]], object] = lambda record: None) ->
     def build() -> tuple[bytes, bytes]:
         key = forge.make_key()
         envelope = forge.envelope(forge.statement(), key)
-        record = {"id": _id(envelope), "envelope": envelope}
+        record = {"id": forge.id_of(envelope), "envelope": envelope}
         change(record)
         return forge.dumps(record), forge.keys_document(key)
 
@@ -175,6 +174,24 @@ def _record_id_twice() -> tuple[bytes, bytes]:
 #: NFC, but over the bound of 30 marks; and 30 of them, within it.
 MARKS_31 = "x" + "\u0301" * 31
 MARKS_30 = "x" + "\u0301" * 30
+
+
+def _long_run_answer() -> tuple[bytes, bytes]:
+    """A check answer of 8 MB, nearly all one run of 4,000,000 combining marks (in UTF-8), whose
+    ``result_sha256`` is of its RFC 8785 bytes (the text is in NFC): a search for the run that
+    backtracks over it overflows its stack."""
+    result = {**_SMALL_RESULT, "title": "x" + "\u0301" * 4_000_000}
+    digest = hashlib.sha256(rfc8785.dumps(result)).hexdigest()
+    raw, keys = _answer_of(result, digest, text=lambda answer: json.dumps(answer, ensure_ascii=False).encode())
+    assert len(raw) <= 8 * 1024 * 1024
+    return raw, keys
+
+
+def _long_run_payload() -> tuple[bytes, bytes]:
+    """A payload of 6 MB, nearly all one run of 3,000,000 combining marks, otherwise canonical."""
+    raw, keys = _signed(rfc8785.dumps(_predicate(lambda p: p["server"].update(name="x" + "\u0301" * 3_000_000))))
+    assert len(raw) <= 8 * 1024 * 1024
+    return raw, keys
 
 
 #: A check result as a service answer carries it, with text that is not in NFC (the digest is of
@@ -531,6 +548,7 @@ TAMPERS = [
         "payload_not_canonical",
         lambda: _signed(rfc8785.dumps({**forge.statement(), MARKS_31: 1})),
     ),
+    Tamper("a payload string of 3,000,000 combining marks in a row", "payload_not_canonical", _long_run_payload),
     Tamper("a wrong predicateType", "statement_invalid", _statement(predicateType=PREDICATE_TYPE + "x")),
     Tamper("a wrong _type", "statement_invalid", _statement(_type="https://in-toto.io/Statement/v0.1")),
     Tamper("a key beside the statement's four", "statement_invalid", _statement(extra=1)),
@@ -590,6 +608,7 @@ TAMPERS = [
         "result_mismatch",
         _unnormalised_answer({**_SMALL_RESULT, MARKS_31: True}),
     ),
+    Tamper("an answer string of 4,000,000 combining marks in a row", "result_mismatch", _long_run_answer),
 ]
 
 
@@ -761,6 +780,45 @@ def test_the_standalone_reads_standard_input_and_names_an_unreadable_file(tmp_pa
     command[2:] = ["-", "--keys", str(tmp_path / "missing.json")]
     no_keys = subprocess.run(command, input=raw.decode(), capture_output=True, text=True, check=False)
     assert (no_keys.returncode, no_keys.stderr.split(":")[0]) == (32, "NOT VERIFIED (keys_unavailable)")
+
+
+#: Marks of each kind (Mn, Mc, Me; two beyond the BMP) and characters that are not marks (a letter,
+#: an astral emoji, a zero-width joiner, a space), all in Unicode long before either verifier's.
+_MARKS = ["\u0301", "\u0316", "\u0903", "\u20dd", "\U0001d165", "\U000e0100"]
+_NOT_MARKS = ["x", "\U0001f600", "\u200d", " "]
+
+
+def _mark_texts() -> list[str]:
+    m, astral = "\u0301", "\U000e0100"
+    texts = [m * 30, m * 31, "x" + m * 30, "x" + m * 31, m * 31 + "x", "x" + m * 30 + "y" + m * 30]
+    texts += [m * 15 + "\u200d" + m * 16, "".join(_MARKS) * 5 + "\u0301", astral * 16, "\U0001f600" + astral * 31]
+    chosen = random.Random(8785)
+    for _ in range(2000):  # runs about the bound, of mixed marks, between characters that are not marks
+        runs = [
+            "".join(chosen.choice(_MARKS) for _ in range(chosen.randrange(26, 36)))
+            for _ in range(chosen.randrange(1, 4))
+        ]
+        texts.append("".join(chosen.choice(_NOT_MARKS) * chosen.randrange(2) + run for run in runs))
+    return texts
+
+
+def test_the_standalones_bound_on_combining_marks_is_pythons() -> None:
+    """The standalone's LONG_MARK_RUN finds what /\\p{M}{31,}/u finds (in linear time, without that
+    form's backtracking) and what :func:`app.textruns.has_long_mark_run` finds: runs of code points,
+    not of UTF-16 units, of every kind of mark."""
+    found = re.search(r"^const LONG_MARK_RUN = (/.+/u);", STANDALONE.read_text("utf-8"), re.MULTILINE)
+    assert found is not None
+    texts = _mark_texts()
+    script = (
+        f"const ours = {found.group(1)}, plain = /\\p{{M}}{{31,}}/u;"
+        "const texts = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "process.stdout.write(JSON.stringify(texts.map((t) => [ours.test(t), plain.test(t)])));"
+    )
+    done = subprocess.run([node(), "-e", script], input=json.dumps(texts), capture_output=True, text=True, check=True)
+    python = [has_long_mark_run(text) for text in texts]
+    assert [ours for ours, _ in json.loads(done.stdout)] == python
+    assert [plain for _, plain in json.loads(done.stdout)] == python
+    assert 200 < sum(python) < len(texts) - 200  # both kinds, often
 
 
 def test_the_standalone_uses_node_builtins_only() -> None:
