@@ -7,8 +7,8 @@
 // payloadType, payload and signatures); a GET /v1/attestations/{id} answer (exactly "id" and "envelope",
 // a DSSE envelope); a check answer holding a DSSE envelope under "attestation" beside its
 // "attestation_id". KEYS.json is the service's key document (/.well-known/mcp-sonde-keys.json) saved to a
-// file. Each is read with a bound, 8 MiB + 1 byte of ENVELOPE and 64 kB + 1 byte of KEYS.json (a file
-// that reaches it is too large), and never whole: /dev/zero fails at once, in little memory.
+// file. Neither is read whole: at most 8 MiB + 1 byte of ENVELOPE and 64 kB + 1 byte of KEYS.json, in
+// chunks (more than 8 MiB, or 64 kB, is too large), so that /dev/zero fails at once, in little memory.
 // Only node:crypto and node:fs are used; no connection is opened, and no code is shared with mcp-sonde.
 //
 // The checks run in this order; the first that fails decides the reason and the exit code, which are
