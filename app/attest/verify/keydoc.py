@@ -21,6 +21,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
@@ -95,6 +96,19 @@ def _key(entry: object) -> ListedKey:
                      revoked, _time(entry, "revoked_at", False))  # fmt: skip
 
 
+class _Twice(Exception):
+    """An object of the key document holds a member twice."""
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in found:
+            raise _Twice
+        found[name] = value
+    return found
+
+
 def parse_keys(raw: bytes) -> dict[str, ListedKey]:
     """The keys of a key document, by key id.
 
@@ -106,7 +120,9 @@ def parse_keys(raw: bytes) -> dict[str, ListedKey]:
     if jsonsafe.too_deep(raw, MAX_NESTING):
         raise _bad(f"nested deeper than {MAX_NESTING} levels")
     try:
-        document = json.loads(raw.decode("utf-8"))
+        document = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique)
+    except _Twice:
+        raise _bad("an object holds a member twice (a revocation must not be ambiguous)") from None
     except (ValueError, RecursionError):  # ValueError: also an integer too long for int()
         raise _bad("not UTF-8 JSON") from None
     keys = document.get("keys") if isinstance(document, dict) else None

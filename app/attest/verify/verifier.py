@@ -100,8 +100,13 @@ def _envelope(value: object, where: str) -> dict[str, Any]:
     return value
 
 
+#: What :func:`read_input` gives when no id came beside the envelope (a bare envelope).
+NO_ID = object()
+
+
 def read_input(raw: bytes) -> tuple[dict[str, Any], dict[str, Any] | None, object]:
-    """The envelope, the check answer it came in (if it came in one), and the id given beside it.
+    """The envelope, the check answer it came in (if it came in one), and the id given beside it
+    (:data:`NO_ID` for a bare envelope).
 
     The input is exactly one of: a DSSE envelope; a stored record ``{"id", "envelope"}``; a check
     answer holding the envelope under ``attestation`` and its id under ``attestation_id``.
@@ -124,11 +129,13 @@ def read_input(raw: bytes) -> tuple[dict[str, Any], dict[str, Any] | None, objec
     if not isinstance(document, dict):
         raise _fail("envelope_unreadable", "the input is not a JSON object")
     if set(document) == ENVELOPE:
-        return document, None, None
+        return document, None, NO_ID
     if set(document) == {"id", "envelope"}:  # GET /v1/attestations/{id}
         return _envelope(document["envelope"], "the record's envelope"), None, document["id"]
     if "attestation" in document:
-        return _envelope(document["attestation"], "the answer's attestation"), document, document.get("attestation_id")
+        if "attestation_id" not in document:
+            raise _fail("envelope_unreadable", "the check answer has no attestation_id beside its attestation")
+        return _envelope(document["attestation"], "the answer's attestation"), document, document["attestation_id"]
     raise _fail("envelope_unreadable", "the input is neither a DSSE envelope, a stored record nor a check answer")
 
 
@@ -211,7 +218,7 @@ def verify(raw: bytes, keys: Keys) -> Verified:
     unrevoked = [key for key in signers if not key.revoked]
     if not unrevoked:
         raise _fail("key_revoked", f"the signing key {signers[0].keyid} is revoked")
-    if (answer is not None or claimed is not None) and claimed != hashlib.sha256(payload).hexdigest():
+    if claimed is not NO_ID and claimed != hashlib.sha256(payload).hexdigest():
         raise _fail("id_mismatch", "the attestation id beside the envelope is not the SHA-256 of its payload")
     try:
         statement = jcs.parse(payload)
