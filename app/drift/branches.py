@@ -16,13 +16,13 @@ Members and items stay subschemas (:class:`Shape`, :class:`Items`), compared one
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from typing import Any
 
 from app.drift import regex
-from app.drift.document import Conj, Ref
+from app.drift.document import Conj, Ref, child
 from app.drift.jsonvalue import ATOMS, KIND_ATOMS, KINDS, atom_of, kind_of
 
 
@@ -55,12 +55,17 @@ class Limit:
 
 @dataclass(frozen=True, slots=True)
 class Shape:
-    """``properties``, ``patternProperties`` and ``additionalProperties`` of one schema object."""
+    """``properties`` (the subschemas by name), ``patternProperties`` and ``additionalProperties``
+    of one schema object at ``pointer``."""
 
-    props: dict[str, Ref]
+    props: dict[str, Any]
     patterns: tuple[tuple[str, Ref], ...]
     additional: Ref | None
     pointer: str
+
+    def prop(self, key: str) -> Ref:
+        """The ``properties`` entry of ``key`` and its location."""
+        return Ref(self.props[key], child(self.pointer, "properties", key))
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +106,9 @@ class Choice:
     index: int
     pointer: str
 
-    def others(self) -> list[Ref]:
+    def others(self) -> Iterator[Ref]:
         """The alternatives not taken."""
-        return [Ref(alt, f"{self.pointer}/{i}") for i, alt in enumerate(self.owner) if i != self.index]
+        return (Ref(alt, f"{self.pointer}/{i}") for i, alt in enumerate(self.owner) if i != self.index)
 
 
 @dataclass(slots=True)
@@ -138,14 +143,16 @@ class Branch:
     opaque: list[Opaque] = field(default_factory=list)
     choices: list[Choice] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)
+    merged: set[int] = field(default_factory=set)  # the subschemas merged in (ids): A and A is A
     empty: bool = False
+    allowed: list[str] | None = None  # the kinds, once asked (branches are final by then)
 
     def fork(self) -> Branch:
         """A copy whose lists and tables may change without changing this one."""
-        copy = Branch()
-        for item in fields(self):
-            value = getattr(self, item.name)
-            setattr(copy, item.name, value.copy() if isinstance(value, list | dict) else value)
+        copy = Branch.__new__(Branch)
+        for name in _FIELDS:
+            value = getattr(self, name)
+            setattr(copy, name, value.copy() if type(value) in (list, dict, set) else value)
         return copy
 
     def int_only(self) -> bool:
@@ -173,17 +180,23 @@ class Branch:
         return any(regex.search(pattern, key) is not False for shape in self.shapes for pattern, _ in shape.patterns)
 
 
+_FIELDS = tuple(item.name for item in fields(Branch))
+
+
 def kinds(branch: Branch) -> list[str]:
     """The kinds of value a branch allows, in :data:`~app.drift.jsonvalue.KINDS` order."""
+    if branch.allowed is not None:
+        return branch.allowed
     atoms = branch.atoms
     if branch.values is not None:
         atoms = atoms & frozenset(atom for atom in map(atom_of, branch.values) if atom is not None)
-    return [kind for kind in KINDS if atoms & KIND_ATOMS[kind]]
+    branch.allowed = [kind for kind in KINDS if atoms & KIND_ATOMS[kind]]
+    return branch.allowed
 
 
 def kinds_of(branch: Branch) -> list[str]:
     """The kinds a branch's ``type`` allows, whatever its ``enum`` says."""
-    return kinds(Branch(atoms=branch.atoms))
+    return [kind for kind in KINDS if branch.atoms & KIND_ATOMS[kind]]
 
 
 def finite(branch: Branch, kind: str) -> list[Any] | None:
@@ -212,7 +225,7 @@ def key_conj(branch: Branch, key: str, *, closed_record: bool, names: Callable[[
     for shape in branch.shapes:
         matched = key in shape.props
         if matched:
-            parts.append(shape.props[key])
+            parts.append(shape.prop(key))
         for pattern, ref in shape.patterns:
             found = regex.search(pattern, key)
             if found is None:

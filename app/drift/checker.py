@@ -31,10 +31,10 @@ from collections.abc import Callable
 
 from app.drift import arrays, enums, objects, rules, scalars
 from app.drift.branches import Branch, Opaque, Undecided, finite, kinds, kinds_of
-from app.drift.disjoint import disjoint
+from app.drift.disjoint import disjoint, exclusive
 from app.drift.document import Conj, Ref, child
 from app.drift.limits import MAX_DEPTH, MAX_VALUES
-from app.drift.notes import Note, Place, answer
+from app.drift.notes import Note, Place, answer, unique
 from app.drift.report import Reporter
 
 
@@ -55,7 +55,7 @@ class Checker(Reporter):
         if self.shortcuts and all(any(self.same(x.node, y.node) for y in b) for x in a):
             return []
         notes = self._annotations(a, b)
-        key = (tuple(id(ref.node) for ref in a), tuple(id(ref.node) for ref in b), place.caution)
+        key = (tuple(id(ref.node) for ref in a), tuple(id(ref.node) for ref in b), place.caution, self.quiet > 0)
         if key in self._active:
             self._hits.append(key)
             return notes
@@ -64,7 +64,7 @@ class Checker(Reporter):
         self._active.add(key)
         start = len(self._hits)
         try:
-            body = self._admits(a, b, place)
+            body = unique(self._admits(a, b, place))
         finally:
             self._active.discard(key)
         if all(hit not in self._active for hit in self._hits[start:]):
@@ -137,21 +137,27 @@ class Checker(Reporter):
             sink.extend(self._pair(fits[0], b, kind, place))
             return
         trials = []
-        for x in fits:
-            notes = self._pair(x, b, kind, place)
-            if answer(notes) == "yes":
-                sink.extend(notes)
-                return
-            trials.append(notes)
-        for notes in trials:
-            shown = [note for note in notes if note.verdict == "breaking" and note.example is not None]
-            if shown:
-                sink.extend(shown)
-                return
+        theirs = {self.sub.text(d.owner[d.index]) for d in b.choices}
+        fits.sort(key=lambda x: -sum(1 for c in x.choices if self.sup.text(c.owner[c.index]) in theirs))
+        self.quiet += 1
+        try:
+            for x in fits:
+                notes = self._pair(x, b, kind, place)
+                if answer(notes) == "yes":
+                    sink.extend(notes)
+                    return
+                trials.append(notes)
+        finally:
+            self.quiet -= 1
         for notes in trials:
             if answer(notes) == "unknown":
                 sink.extend(note for note in notes if note.verdict != "breaking")
                 return
+        loud = self._pair(fits[0], b, kind, place)
+        shown = [note for note in loud if note.verdict == "breaking" and note.example is not None]
+        if shown:
+            sink.extend(shown)
+            return
         choice = fits[0].choices[-1].pointer if fits[0].choices else a[0].pointer
         self.undecided(sink, "any_of_split", choice)
 
@@ -213,6 +219,14 @@ class Checker(Reporter):
         for choice in x.choices:
             if choice.keyword != "oneOf":
                 continue
+            held = self._exclusive_memo.get(id(choice.owner))
+            if held is None or held[0] is not choice.owner:
+                held = self._exclusive_memo[id(choice.owner)] = (
+                    choice.owner,
+                    exclusive(self, choice.owner, choice.pointer),
+                )
+            if held[1]:
+                continue  # the alternatives exclude each other: only the one taken can match
             if any(
                 mine.keyword == "oneOf" and mine.index == choice.index and self.same(choice.owner, mine.owner)
                 for mine in b.choices

@@ -16,15 +16,44 @@ can only make disjointness harder to show, never wrongly shown.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.drift.branches import Bound, Branch, Limit, Undecided, finite, key_conj, kinds
 from app.drift.document import Conj, Ref
+from app.drift.jsonvalue import key_of
 
 if TYPE_CHECKING:
     from app.drift.checker import Checker
 
 MAX_DEPTH = 3
+
+
+def exclusive(check: Checker, alternatives: list[Any], pointer: str) -> bool:
+    """Whether the alternatives of a ``oneOf`` are pairwise disjoint by a discriminator: a member
+    every alternative requires, with a ``const``/``enum`` whose values no two alternatives share."""
+    shared: dict[str, list[set[tuple[Any, ...]]]] | None = None
+    for index, alternative in enumerate(alternatives):
+        check.budget.spend()
+        try:
+            branches = check.sup_exp.expand((Ref(alternative, f"{pointer}/{index}"),))
+        except Undecided:
+            return False
+        if len(branches) != 1:
+            return False
+        found: dict[str, list[set[tuple[Any, ...]]]] = {}
+        for key in branches[0].required if shared is None else shared:
+            try:
+                conj = key_conj(branches[0], key, closed_record=False, names=check.sup_names)
+                values = [branch.values for branch in check.sup_exp.expand(conj or ())]
+            except Undecided:
+                continue
+            keys = {key_of(value) for group in values if group is not None for value in group}
+            if values and all(group is not None for group in values) and None not in keys:
+                found[key] = [*(shared or {}).get(key, []), {k for k in keys if k is not None}]
+        shared = found
+        if not shared:
+            return False
+    return any(sum(map(len, groups)) == len(set().union(*groups)) for groups in (shared or {}).values())
 
 
 def disjoint(check: Checker, schema: Ref, piece: Branch, kind: str) -> bool:
@@ -56,6 +85,7 @@ def _short(high: Limit | None, low: Limit | None) -> bool:
 
 
 def _apart(check: Checker, x: Branch, y: Branch, kind: str, depth: int) -> bool:
+    check.budget.spend()
     if kind not in kinds(x):
         return True
     theirs = finite(y, kind)

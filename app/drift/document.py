@@ -25,8 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from app.drift.limits import Budget
+
 _LEGACY = re.compile(r"draft-0[0-7]\b|draft-0[0-7]/")
 _REF_TEXT = re.compile(r'"\$ref":"((?:[^"\\]|\\.)*)"')
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +46,8 @@ Conj = tuple[Ref, ...]
 
 def escape(token: str) -> str:
     """One RFC 6901 reference token."""
+    if "~" not in token and "/" not in token:
+        return token
     return token.replace("~", "~0").replace("/", "~1")
 
 
@@ -115,7 +120,7 @@ class Document:
         if held is not None and held[0] is node:
             return held[1]
         try:
-            text: str | None = json.dumps(node, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            text: str | None = _ENCODER.encode(node)
         except (TypeError, ValueError, RecursionError):
             text = None
         self._text[id(node)] = (node, text)
@@ -133,27 +138,42 @@ def refs(text: str) -> list[str]:
 
 
 class Sameness:
-    """Whether subschemas of two documents are the same (see the module docs), remembered."""
+    """Whether subschemas of two documents are the same (see the module docs), remembered.
+    Each reference visited to decide it is a step of ``budget``."""
 
-    __slots__ = ("_memo", "_refs", "first", "second")
+    __slots__ = ("_found", "_memo", "_refs", "budget", "first", "second")
 
-    def __init__(self, first: Document, second: Document) -> None:
+    def __init__(self, first: Document, second: Document, budget: Budget) -> None:
         self.first = first
         self.second = second
+        self.budget = budget
         self._memo: dict[tuple[int, int], bool] = {}
         self._refs: dict[str, bool] = {}
+        self._found: dict[str, list[str]] = {}
+
+    def _refs_in(self, text: str) -> list[str]:
+        found = self._found.get(text)
+        if found is None:
+            found = self._found[text] = refs(text)
+        return found
 
     def __call__(self, a: Any, b: Any) -> bool:
         key = (id(a), id(b))
         if key in self._memo:
             return self._memo[key]
+        try:
+            if a != b:  # unequal values have unequal texts (equal ones may still differ: true and 1)
+                self._memo[key] = False
+                return False
+        except RecursionError:
+            return False
         text = self.first.text(a)
         result = text is not None and text == self.second.text(b)
         if result and text is not None:
             if "$dynamicRef" in text or "$recursiveRef" in text:
                 result = False
             elif '"$ref"' in text:
-                result = all(self._ref(ref) for ref in refs(text))
+                result = all(self._ref(ref) for ref in self._refs_in(text))
         self._memo[key] = result
         return result
 
@@ -163,13 +183,14 @@ class Sameness:
             return self._refs[ref]
         seen, queue, result = {ref}, [ref], True
         while queue and result:
+            self.budget.spend()
             current = queue.pop()
             a, b = self.first.resolve(current), self.second.resolve(current)
             text = None if a is None else self.first.text(a.node)
             if b is None or text is None or text != self.second.text(b.node) or "$dynamicRef" in text:
                 result = False
                 break
-            for found in refs(text):
+            for found in self._refs_in(text):
                 if found not in seen:
                     seen.add(found)
                     queue.append(found)

@@ -1,12 +1,12 @@
 """Pieces with finitely many values: each old value is checked against the new schema.
 
-An old ``enum``, ``const``, ``null`` or ``boolean`` piece is admitted exactly when each of its
-values validates under the whole new schema (JSON Schema 2020-12 validation 6.1.2, 6.1.3); a
-value that fails is the example, and the keyword it fails names the rule (a value outside a new
-``enum`` is ``enum_value_removed``, a number above a new ``maximum`` is ``maximum_lowered``...).
-A new ``enum`` against an old piece with infinitely many values is ``enum_added``, with an old
-value outside it, except for an old integer range of at most :data:`~app.drift.scalars.SPAN`
-values, which is compared value by value.
+An old ``enum``, ``const``, ``null`` or ``boolean`` piece is admitted exactly when each value it
+really holds (checked with the validator) validates under the whole new schema (JSON Schema
+2020-12 validation 6.1.2, 6.1.3); a value that fails is the example, and the keyword it fails
+names the rule (a value outside a new ``enum`` is ``enum_value_removed``, a number above a new
+``maximum`` is ``maximum_lowered``...). A new ``enum`` against an old piece with infinitely many
+values is ``enum_added``, with an old value outside it, except for an old integer range of at
+most :data:`~app.drift.scalars.SPAN` values, which is compared value by value.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ def values(
         check.undecided(sink, "too_large", b.values_at or b.type_at or "")
         return
     for value in values:
+        if check.sub_val.valid_conj(tuple(b.refs), value) is False:
+            continue  # not an old value after all (another keyword of the piece excludes it)
         ok = check.sup_val.valid_conj(a, value)
         if ok is True:
             continue

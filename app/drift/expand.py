@@ -16,7 +16,7 @@ from typing import Any
 
 from app.drift.branches import Bound, Branch, Choice, Contains, Items, Limit, Opaque, Shape, Undecided
 from app.drift.document import Conj, Document, Ref, child
-from app.drift.jsonvalue import TYPE_ATOMS, count, member, number
+from app.drift.jsonvalue import TYPE_ATOMS, Index, count, number
 from app.drift.limits import MAX_BRANCHES, Budget
 
 _OBJECT, _ARRAY = frozenset({"object"}), frozenset({"array"})
@@ -26,18 +26,33 @@ _NO_ASSERTION = frozenset({"title", "description", "default", "examples", "$comm
 class Expander:
     """Expands conjunctions of one document's subschemas into branches."""
 
-    __slots__ = ("budget", "doc")
+    __slots__ = ("_memo", "budget", "doc")
 
     def __init__(self, doc: Document, budget: Budget) -> None:
         self.doc = doc
         self.budget = budget
+        self._memo: dict[tuple[tuple[int, str], ...], list[Branch] | Undecided] = {}
 
     def expand(self, conj: Conj) -> list[Branch]:
-        """The satisfiable-looking branches of ``conj`` (none: it accepts nothing).
+        """The satisfiable-looking branches of ``conj`` (none: it accepts nothing), remembered:
+        callers read branches and never change them.
 
         Raises:
             Undecided: ``ref_unresolved``, ``ref_cycle``, ``too_large`` (too many alternatives).
         """
+        key = tuple((id(ref.node), ref.pointer) for ref in conj)
+        found = self._memo.get(key)
+        if found is None:
+            try:
+                found = self._expand(conj)
+            except Undecided as exc:
+                found = exc
+            self._memo[key] = found
+        if isinstance(found, Undecided):
+            raise found
+        return found
+
+    def _expand(self, conj: Conj) -> list[Branch]:
         branches = [Branch()]
         for ref in conj:
             for branch in branches:
@@ -60,6 +75,12 @@ class Expander:
             return branches
         if id(node) in chain:
             raise Undecided("ref_cycle", ptr)
+        done = [branch for branch in branches if id(node) in branch.merged]
+        if done:  # merged already (a diamond of references): merging it again changes nothing
+            rest = [branch for branch in branches if id(node) not in branch.merged]
+            return done + (self._node(ref, rest, chain) if rest else [])
+        for branch in branches:
+            branch.merged.add(id(node))
         chain = (*chain, id(node))
         legacy = self.doc.legacy and "$ref" in node
         if not legacy:
@@ -135,7 +156,8 @@ def _types(branch: Branch, node: dict[str, Any], ptr: str) -> None:
         if not isinstance(allowed, list):
             branch.invalid.append(child(ptr, keyword))
             continue
-        kept = allowed if branch.values is None else [value for value in branch.values if member(value, allowed)]
+        index = Index(allowed)
+        kept = allowed if branch.values is None else [value for value in branch.values if value in index]
         branch.values, branch.values_at, branch.values_kw = list(kept), child(ptr, keyword), keyword
     if not branch.atoms or branch.values == []:
         branch.empty = True
@@ -247,7 +269,7 @@ def _objects(branch: Branch, node: dict[str, Any], ptr: str) -> None:
     elif props or patterns or "additionalProperties" in node:
         branch.shapes.append(
             Shape(
-                {key: Ref(sub, child(ptr, "properties", key)) for key, sub in props.items()},
+                props,
                 tuple((key, Ref(sub, child(ptr, "patternProperties", key))) for key, sub in patterns.items()),
                 Ref(node["additionalProperties"], child(ptr, "additionalProperties"))
                 if "additionalProperties" in node

@@ -107,3 +107,35 @@ def equal(a: Any, b: Any, depth: int = 0) -> bool:
 def member(value: Any, values: list[Any]) -> bool:
     """Whether ``value`` equals one of ``values`` (JSON equality)."""
     return any(equal(value, item) for item in values)
+
+
+def key_of(value: Any) -> tuple[Any, ...] | None:
+    """A hashable key equal for JSON-equal scalars; ``None`` for arrays and objects."""
+    kind = kind_of(value)
+    if kind == "number":
+        return ("number", number(value))
+    if kind in ("null", "boolean", "string"):
+        return (kind, value)
+    return None
+
+
+class Index:
+    """A list of JSON values for fast membership: scalars hashed, containers compared in turn."""
+
+    __slots__ = ("_keys", "_rest")
+
+    def __init__(self, values: list[Any]) -> None:
+        self._keys: set[tuple[Any, ...]] = set()
+        self._rest: list[Any] = []
+        for value in values:
+            key = key_of(value)
+            if key is None:
+                self._rest.append(value)
+            else:
+                self._keys.add(key)
+
+    def __contains__(self, value: Any) -> bool:
+        key = key_of(value)
+        if key is not None:
+            return key in self._keys
+        return any(equal(value, item) for item in self._rest)

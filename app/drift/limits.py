@@ -17,13 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 #: JSON values (objects, arrays and scalars) one schema may hold.
-MAX_NODES = 5_000
+MAX_NODES = 2_000
 #: Nesting of one schema (the depth of its JSON text).
 MAX_SCHEMA_DEPTH = 64
 #: Instance levels (object members, array items) a comparison descends.
 MAX_DEPTH = 24
 #: Steps of one comparison (node expansions, validator keyword checks, examples built).
-MAX_STEPS = 40_000
+MAX_STEPS = 2_000
 #: Alternatives one schema expands to at one instance level.
 MAX_BRANCHES = 64
 #: Members of an ``enum`` compared value by value; property names compared one by one.
@@ -57,19 +57,21 @@ class Budget:
 
 
 def measure(schema: Any) -> str | None:
-    """``too_large`` or ``too_deep`` when ``schema`` exceeds the bounds, else ``None`` (iterative)."""
+    """``too_large`` or ``too_deep`` when ``schema`` exceeds the bounds, else ``None`` (iterative;
+    only containers are visited, scalars are counted by their parent)."""
+    if type(schema) is not dict and type(schema) is not list:
+        return None
     stack: list[tuple[Any, int]] = [(schema, 1)]
-    nodes = 0
+    nodes = 1
     while stack:
         value, depth = stack.pop()
-        nodes += 1
+        children = value.values() if type(value) is dict else value
+        nodes += len(children)
         if nodes > MAX_NODES:
             return "too_large"
-        if isinstance(value, dict | list):
-            if depth > MAX_SCHEMA_DEPTH:
-                return "too_deep"
-            if nodes + len(stack) + len(value) > MAX_NODES:
-                return "too_large"
-            children = value.values() if isinstance(value, dict) else value
-            stack.extend((child, depth + 1) for child in children)
+        for item in children:
+            if type(item) is dict or type(item) is list:
+                if depth >= MAX_SCHEMA_DEPTH:
+                    return "too_deep"
+                stack.append((item, depth + 1))
     return None

@@ -57,3 +57,13 @@ def caution(place: Place, branch: Branch) -> str | None:
     if branch.opaque:
         return branch.opaque[0].reason
     return "one_of_exclusive" if branch.exclusive() else None
+
+
+def unique(notes: list[Note]) -> list[Note]:
+    """One note per pointer, rule and verdict (the first, or the first with an example)."""
+    kept: dict[tuple[str, str, str], Note] = {}
+    for note in notes:
+        key = (note.pointer, note.rule, note.verdict)
+        if key not in kept or (kept[key].example is None and note.example is not None):
+            kept[key] = note
+    return list(kept.values())

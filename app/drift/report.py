@@ -37,10 +37,13 @@ class Reporter:
         self.sup_exp, self.sub_exp = Expander(sup, budget), Expander(sub, budget)
         self.sup_val, self.sub_val = Validator(sup, budget), Validator(sub, budget)
         self.sampler = Sampler(sub, budget, closed_record=closed_records)
-        self.same = Sameness(sup, sub)
+        self.same = Sameness(sup, sub, budget)
         self._active: set[tuple[Any, ...]] = set()
         self._hits: list[tuple[Any, ...]] = []
         self._memo: dict[tuple[Any, ...], list[Note]] = {}
+        self._exclusive_memo: dict[int, tuple[Any, bool]] = {}
+        #: Trials of alternatives build no examples (the one kept is run again with them).
+        self.quiet = 0
         #: Every break shown by a checked example so far (true whatever else the schemas hold).
         self.shown: list[Note] = []
 
@@ -117,7 +120,7 @@ class Reporter:
 
     def example(self, candidates: Iterable[Any], place: Place) -> tuple[Any] | None:
         """The first candidate whose whole instance is valid under ``sub`` and not under ``sup``."""
-        if place.embed is None:
+        if place.embed is None or self.quiet:
             return None
         values = iter(candidates)
         for _ in range(4):

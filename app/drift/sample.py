@@ -21,7 +21,7 @@ from app.drift import regex
 from app.drift.branches import Branch, Undecided, finite, item_conj, key_conj, kinds
 from app.drift.document import Conj, Document, Ref
 from app.drift.expand import Expander
-from app.drift.jsonvalue import kind_of, member, to_json
+from app.drift.jsonvalue import Index, kind_of, to_json
 from app.drift.limits import Budget
 from app.drift.validate import Validator
 
@@ -288,4 +288,5 @@ class Sampler:
 
 def without(values: Iterable[Any], excluded: list[Any]) -> Iterator[Any]:
     """``values`` that equal none of ``excluded``."""
-    return (value for value in values if not member(value, excluded))
+    index = Index(excluded)
+    return (value for value in values if value not in index)

@@ -67,14 +67,15 @@ step budget or 24 instance levels are ``unknown`` (``too_large``, ``too_deep``),
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from app.checks.canonical import CanonicalFormError, canonical_bytes
+from app.checks.canonical import CanonicalFormError, canonical_text
 from app.drift.checker import Checker
 from app.drift.document import Document
 from app.drift.limits import Budget, Exhausted, measure
 from app.drift.model import Admission, Answer, Direction, Example, Finding, Reading, SchemaDiff
-from app.drift.notes import Note, answer
+from app.drift.notes import Note, answer, unique
 from app.drift.rules import Verdict
 
 #: The verdict of a comparison from its answer.
@@ -100,21 +101,11 @@ def _notes(sup: Any, sub: Any, *, sup_is_new: bool, reading: Reading, shortcuts:
         shortcuts=shortcuts,
     )
     try:
-        return _unique(checker.run())
+        return unique(checker.run())
     except Exhausted as exc:
-        return _unique([*checker.shown, Note("", "unknown", exc.reason, reason=exc.reason)])
+        return unique([*checker.shown, Note("", "unknown", exc.reason, reason=exc.reason)])
     except RecursionError:
-        return _unique([*checker.shown, Note("", "unknown", "too_deep", reason="too_deep")])
-
-
-def _unique(notes: list[Note]) -> list[Note]:
-    """One note per pointer, rule and verdict (the first, or the first with an example)."""
-    kept: dict[tuple[str, str, str], Note] = {}
-    for note in notes:
-        key = (note.pointer, note.rule, note.verdict)
-        if key not in kept or (kept[key].example is None and note.example is not None):
-            kept[key] = note
-    return list(kept.values())
+        return unique([*checker.shown, Note("", "unknown", "too_deep", reason="too_deep")])
 
 
 def _finding(note: Note) -> Finding:
@@ -131,16 +122,36 @@ def _finding(note: Note) -> Finding:
 
 
 def _canonical(old: Any, new: Any) -> bool | str:
-    """Whether the two canonical forms are equal, or the reason key when one has none."""
+    """Whether the two canonical forms are equal, or the reason key when one has none.
+
+    Equal JSON texts (members sorted) are equal values, so equal forms; otherwise the forms are
+    compared from the texts (:func:`~app.checks.canonical.canonical_text`, written at C speed
+    when the text allows).
+    """
     try:
-        return canonical_bytes(old) == canonical_bytes(new)
+        texts = [
+            json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            for value in (old, new)
+        ]
+    except RecursionError:
+        return "too_deep"
+    except (TypeError, ValueError):
+        return "not_canonical"
+    if texts[0] == texts[1]:
+        return True
+    try:
+        return canonical_text(texts[0].encode()) == canonical_text(texts[1].encode())
     except CanonicalFormError as exc:
         return "too_deep" if exc.reason == "too_deep" else "not_canonical"
+    except (RecursionError, ValueError):
+        return "not_canonical"
 
 
 def classify(old: Any, new: Any, *, direction: Direction = "input", reading: Reading = "declared") -> SchemaDiff:
     """The verdict on changing a tool's ``inputSchema`` (or ``outputSchema``) from ``old`` to ``new``."""
-    same = _canonical({} if old is None else old, {} if new is None else new)
+    same = next(filter(None, map(measure, (old, new))), None) or _canonical(
+        {} if old is None else old, {} if new is None else new
+    )
     if same is True:
         return SchemaDiff(verdict="unchanged", direction=direction)
     if isinstance(same, str):
