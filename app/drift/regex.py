@@ -4,14 +4,15 @@ JSON Schema 2020-12 (validation, section 6.3.3; core, section 6.4) says ECMA-262
 expressions, unanchored. This module runs them with Python's ``re`` (as the ``jsonschema``
 package does) under three limits, and answers ``None`` ("cannot tell") outside them:
 
-- the subject is at most :data:`MAX_SUBJECT` characters, has no line break when the pattern
+- the subject is at most :data:`MAX_SUBJECT` characters (256 for a pattern without wide repeats,
+  128 for one with one: :data:`SUBJECTS`), has no line break when the pattern
   has a ``$`` (Python's ``$`` also matches before a final newline, ECMA-262's does not), and is
   ASCII when the pattern uses ``\\d``, ``\\w`` or ``\\b`` (Unicode classes in Python, ASCII in
   ECMA-262);
 - the pattern compiles, has no backreference, no repeated group that itself repeats or
   alternates (the shape of catastrophic backtracking: ``(a+)+``, ``(a|aa)*``) and at most
-  :data:`MAX_UNBOUNDED` unbounded repeats, so a match costs at most polynomial time in a
-  short subject;
+  :data:`MAX_UNBOUNDED` wide repeats (unbounded, or ranges over :data:`WIDE` apart), so a
+  match costs at most a small polynomial of a short subject;
 - compiled patterns are cached (:data:`CACHE` of them).
 
 :func:`example` writes one string a simple pattern matches (the first alternative, each repeat
@@ -25,6 +26,10 @@ from functools import lru_cache
 
 MAX_SUBJECT = 32
 MAX_UNBOUNDED = 3
+#: A bounded repeat wider than this (``{0,100}``) counts as unbounded.
+WIDE = 16
+#: Longer subjects for patterns with fewer wide repeats: none 256, one 128 (else MAX_SUBJECT).
+SUBJECTS = {0: 256, 1: 128}
 CACHE = 512
 _CLASS_ESCAPES = re.compile(r"\\[dDwWbB]")
 _QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}")
@@ -47,8 +52,9 @@ def _class_end(pattern: str, start: int) -> int:
     return -1
 
 
-def risky(pattern: str) -> bool:
-    """Whether ``pattern`` may backtrack badly or refers back (see the module docs)."""
+def _wide(pattern: str) -> int | None:
+    """The number of wide repeats (unbounded, or ranges over :data:`WIDE` apart) of a pattern, or
+    ``None`` when it may backtrack badly or refers back (see the module docs)."""
     groups: list[list[bool]] = [[False, False]]  # per open group: holds a repeat, holds an alternation
     closed: list[bool] | None = None
     unbounded = 0
@@ -57,20 +63,20 @@ def risky(pattern: str) -> bool:
         char = pattern[i]
         if char == "\\":
             if i + 1 < len(pattern) and (pattern[i + 1] in "123456789k"):
-                return True
+                return None
             i, closed = i + 2, None
             continue
         if char == "[":
             end = _class_end(pattern, i)
             if end < 0:
-                return True
+                return None
             i, closed = end, None
             continue
         if char == "(":
             groups.append([False, False])
         elif char == ")":
             if len(groups) == 1:
-                return True
+                return None
             closed = groups.pop()
             groups[-1][0] = groups[-1][0] or closed[0]
             i += 1
@@ -85,8 +91,9 @@ def risky(pattern: str) -> bool:
             upper = None if match is None else (match.group(1) if match.group(2) is None else match.group(3))
             repeats = char in "*+" or (match is not None and (upper == "" or int(upper or "0") > 1))
             if repeats and closed is not None and (closed[0] or closed[1]):
-                return True
-            unbounded += char in "*+" or (match is not None and upper == "")
+                return None
+            wide = match is not None and (upper == "" or int(upper or "0") - int(match.group(1)) > WIDE)
+            unbounded += char in "*+" or wide
             groups[-1][0] = True
             i = match.end() if match else i + 1
             if i < len(pattern) and pattern[i] in "?+":
@@ -95,7 +102,18 @@ def risky(pattern: str) -> bool:
             continue
         closed = None
         i += 1
-    return unbounded > MAX_UNBOUNDED
+    return unbounded
+
+
+def risky(pattern: str) -> bool:
+    """Whether ``pattern`` may backtrack badly or refers back (see the module docs)."""
+    wide = _wide(pattern)
+    return wide is None or wide > MAX_UNBOUNDED
+
+
+def longest(pattern: str) -> int:
+    """The longest subject :func:`search` runs ``pattern`` on (:data:`SUBJECTS`)."""
+    return SUBJECTS.get(_wide(pattern) or 0, MAX_SUBJECT)
 
 
 @lru_cache(maxsize=CACHE)
@@ -115,7 +133,7 @@ def supported(pattern: str) -> bool:
 
 def search(pattern: str, subject: str) -> bool | None:
     """Whether ``pattern`` matches somewhere in ``subject``; ``None`` when it cannot be told safely."""
-    if len(subject) > MAX_SUBJECT:
+    if len(subject) > MAX_SUBJECT and len(subject) > longest(pattern):
         return None
     if "\n" in subject and "$" in pattern:
         return None
