@@ -41,7 +41,7 @@ def exclusive(check: Checker, alternatives: list[Any], pointer: str) -> bool:
         if len(branches) != 1:
             return False
         found: dict[str, list[set[tuple[Any, ...]]]] = {}
-        for key in branches[0].required if shared is None else shared:
+        for key in branches[0].required if shared is None else [key for key in shared if key in branches[0].required]:
             try:
                 conj = key_conj(branches[0], key, closed_record=False, names=check.sup_names)
                 values = [branch.values for branch in check.sup_exp.expand(conj or ())]

@@ -172,6 +172,8 @@ class Sameness:
         if result and text is not None:
             if "$dynamicRef" in text or "$recursiveRef" in text:
                 result = False
+            elif '"$ref"' in text and self.first.legacy != self.second.legacy:
+                result = False  # the siblings of $ref count in one draft and not in the other
             elif '"$ref"' in text:
                 result = all(self._ref(ref) for ref in self._refs_in(text))
         self._memo[key] = result

@@ -65,7 +65,7 @@ def compare(check: Checker, new: Branch, old: Branch, place: Place, sink: list[N
             check.undecided(sink, exc.reason, exc.pointer)
     keys_module.others(check, new, old, keys, place, sink)
     _required(check, new, old, place, sink)
-    _counts(check, new, old, place, sink)
+    _counts(check, new, old, keys, place, sink)
     keys_module.names(check, new, old, keys, place, sink)
     _dependent(check, new, old, place, sink)
 
@@ -122,11 +122,14 @@ def _required(check: Checker, new: Branch, old: Branch, place: Place, sink: list
             check.relax(sink, "required", sup_at=None, sub_at=at, sub_val=key)
 
 
-def _counts(check: Checker, new: Branch, old: Branch, place: Place, sink: list[Note]) -> None:
+def _counts(check: Checker, new: Branch, old: Branch, keys: list[str], place: Place, sink: list[Note]) -> None:
+    """Member counts; an old object holds at least its required members, and at most the members
+    it may hold at all when no pattern or ``additionalProperties`` admits others."""
     low_new = new.min_props.value if new.min_props else 0
     low_old = old.min_props.value if old.min_props else 0
+    held = max(low_old, len(old.required))
     at = (new.min_props.pointer if new.min_props else None, old.min_props.pointer if old.min_props else None)
-    if low_new > low_old:
+    if low_new > held:
         fewer = check.sampler.objects(old, place.depth, range(low_old, min(low_new, low_old + 3)))
         check.fail(
             sink,
@@ -143,8 +146,12 @@ def _counts(check: Checker, new: Branch, old: Branch, place: Place, sink: list[N
         check.relax(sink, "min_properties", sup_at=at[0], sub_at=at[1], sup_val=low_new, sub_val=low_old)
     high_new = new.max_props.value if new.max_props else None
     high_old = old.max_props.value if old.max_props else None
+    most = high_old
+    if not keys_module.entries(check, old):
+        count = sum(1 for key in keys if check.sampler.member(old, key) is not None)
+        most = count if most is None else min(most, count)
     at = (new.max_props.pointer if new.max_props else None, old.max_props.pointer if old.max_props else None)
-    if high_new is not None and (high_old is None or high_new < high_old):
+    if high_new is not None and (most is None or high_new < most):
         more = check.sampler.objects(old, place.depth, [high_new + 1])
         check.fail(
             sink,
