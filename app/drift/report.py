@@ -140,5 +140,3 @@ class Reporter:
             ):
                 return (instance,)
         return None
-
-    # -- the comparison -------------------------------------------------------------------
