@@ -1,0 +1,279 @@
+"""Regular expressions of ``pattern`` and ``patternProperties``, run only where it is safe.
+
+JSON Schema 2020-12 (validation, section 6.3.3; core, section 6.4) says ECMA-262 regular
+expressions, unanchored. This module runs them with Python's ``re`` (as the ``jsonschema``
+package does) under three limits, and answers ``None`` ("cannot tell") outside them:
+
+- the subject is at most :data:`MAX_SUBJECT` characters (256 for a pattern without wide repeats,
+  128 for one with one: :data:`SUBJECTS`), has no line break when the pattern
+  has a ``$`` (Python's ``$`` also matches before a final newline, ECMA-262's does not), and is
+  ASCII when the pattern uses ``\\d``, ``\\w`` or ``\\b`` (Unicode classes in Python, ASCII in
+  ECMA-262);
+- the pattern compiles, has no backreference, no repeated group that itself repeats or
+  alternates (the shape of catastrophic backtracking: ``(a+)+``, ``(a|aa)*``) and at most
+  :data:`MAX_UNBOUNDED` wide repeats (unbounded, or ranges over :data:`WIDE` apart), so a
+  match costs at most a small polynomial of a short subject;
+- compiled patterns are cached (:data:`CACHE` of them).
+
+:func:`example` writes one string a simple pattern matches (the first alternative, each repeat
+at its minimum), for building example instances; whatever it writes is checked by a search.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+MAX_SUBJECT = 32
+MAX_UNBOUNDED = 3
+#: A bounded repeat wider than this (``{0,100}``) counts as unbounded.
+WIDE = 16
+#: Longer subjects for patterns with fewer wide repeats: none 256, one 128 (else MAX_SUBJECT).
+SUBJECTS = {0: 256, 1: 128}
+CACHE = 512
+_CLASS_ESCAPES = re.compile(r"\\[dDwWbB]")
+_QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}")
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """The index after the ``]`` closing the class opened at ``start``; -1 when unclosed."""
+    i = start + 1
+    if i < len(pattern) and pattern[i] == "^":
+        i += 1
+    if i < len(pattern) and pattern[i] == "]":
+        i += 1
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+            continue
+        if pattern[i] == "]":
+            return i + 1
+        i += 1
+    return -1
+
+
+def _wide(pattern: str) -> int | None:
+    """The number of wide repeats (unbounded, or ranges over :data:`WIDE` apart) of a pattern, or
+    ``None`` when it may backtrack badly or refers back (see the module docs)."""
+    groups: list[list[bool]] = [[False, False]]  # per open group: holds a repeat, holds an alternation
+    closed: list[bool] | None = None
+    unbounded = 0
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            if i + 1 < len(pattern) and (pattern[i + 1] in "123456789k"):
+                return None
+            i, closed = i + 2, None
+            continue
+        if char == "[":
+            end = _class_end(pattern, i)
+            if end < 0:
+                return None
+            i, closed = end, None
+            continue
+        if char == "(":
+            groups.append([False, False])
+        elif char == ")":
+            if len(groups) == 1:
+                return None
+            closed = groups.pop()
+            groups[-1][0] = groups[-1][0] or closed[0]
+            i += 1
+            continue
+        elif char == "|":
+            groups[-1][1] = True
+        elif char in "*+?{":
+            match = _QUANTIFIER.match(pattern, i) if char == "{" else None
+            if char == "{" and match is None:
+                i, closed = i + 1, None
+                continue
+            upper = None if match is None else (match.group(1) if match.group(2) is None else match.group(3))
+            repeats = char in "*+" or (match is not None and (upper == "" or int(upper or "0") > 1))
+            if repeats and closed is not None and (closed[0] or closed[1]):
+                return None
+            wide = match is not None and (upper == "" or int(upper or "0") - int(match.group(1)) > WIDE)
+            unbounded += char in "*+" or wide
+            groups[-1][0] = True
+            i = match.end() if match else i + 1
+            if i < len(pattern) and pattern[i] in "?+":
+                i += 1
+            closed = None
+            continue
+        closed = None
+        i += 1
+    return unbounded
+
+
+def risky(pattern: str) -> bool:
+    """Whether ``pattern`` may backtrack badly or refers back (see the module docs)."""
+    wide = _wide(pattern)
+    return wide is None or wide > MAX_UNBOUNDED
+
+
+def longest(pattern: str) -> int:
+    """The longest subject :func:`search` runs ``pattern`` on (:data:`SUBJECTS`)."""
+    return SUBJECTS.get(_wide(pattern) or 0, MAX_SUBJECT)
+
+
+@lru_cache(maxsize=CACHE)
+def _compile(pattern: str) -> re.Pattern[str] | None:
+    if len(pattern) > 1024 or risky(pattern):
+        return None
+    try:
+        return re.compile(pattern)
+    except (re.error, OverflowError, RecursionError):
+        return None
+
+
+def supported(pattern: str) -> bool:
+    """Whether :func:`search` may run ``pattern`` at all."""
+    return _compile(pattern) is not None
+
+
+def search(pattern: str, subject: str) -> bool | None:
+    """Whether ``pattern`` matches somewhere in ``subject``; ``None`` when it cannot be told safely."""
+    if len(subject) > MAX_SUBJECT and len(subject) > longest(pattern):
+        return None
+    if "\n" in subject and "$" in pattern:
+        return None
+    if not subject.isascii() and _CLASS_ESCAPES.search(pattern):
+        return None
+    compiled = _compile(pattern)
+    if compiled is None:
+        return None
+    return compiled.search(subject) is not None
+
+
+def literal_prefix(pattern: str) -> str | None:
+    """The literal text every match starts with, for a pattern anchored by ``^`` without ``|``."""
+    if not pattern.startswith("^") or "|" in pattern:
+        return None
+    out: list[str] = []
+    i = 1
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern) and not pattern[i + 1].isalnum():
+            char, step = pattern[i + 1], 2
+        elif char.isalnum() or char in "_-:/@ ":
+            step = 1
+        else:
+            break
+        if i + step < len(pattern) and pattern[i + step] in "*+?{":
+            break
+        out.append(char)
+        i += step
+    return "".join(out)
+
+
+def disjoint(first: str, second: str) -> bool:
+    """Whether no name can match both patterns (shown by their literal prefixes only)."""
+    a, b = literal_prefix(first) or "", literal_prefix(second) or ""
+    return bool(a) and bool(b) and not (a.startswith(b) or b.startswith(a))
+
+
+class _Unwritable(Exception):
+    """A pattern :func:`example` does not write."""
+
+
+_ESCAPE_TEXT = {"d": "0", "w": "a", "s": " ", "D": "a", "W": "-", "S": "a", "n": "\n", "t": "\t"}
+_PROBES = "a0_-A .x"
+
+
+def _class_text(body: str) -> str:
+    """One character of a character class body (``a-z0-9``, ``^...``)."""
+    negated = body.startswith("^")
+    members = body[1:] if negated else body
+    singles: set[str] = set()
+    ranges: list[tuple[str, str]] = []
+    i = 0
+    while i < len(members):
+        char = members[i]
+        if char == "\\" and i + 1 < len(members):
+            char = _ESCAPE_TEXT.get(members[i + 1], members[i + 1])
+            i += 1
+        if i + 2 < len(members) and members[i + 1] == "-" and members[i + 2] != "\\":
+            ranges.append((char, members[i + 2]))
+            i += 3
+            continue
+        singles.add(char)
+        i += 1
+    if not negated:
+        if ranges:
+            return ranges[0][0]
+        if singles:
+            return sorted(singles)[0]
+        raise _Unwritable
+    for probe in _PROBES:
+        if probe not in singles and not any(low <= probe <= high for low, high in ranges):
+            return probe
+    raise _Unwritable
+
+
+def _sequence(pattern: str, i: int, depth: int) -> tuple[str, int]:
+    """The text of the first alternative from ``i`` to the closing ``)`` or the end."""
+    if depth > 16:
+        raise _Unwritable
+    chosen: list[str] | None = None
+    out: list[str] = []
+    while i < len(pattern) and pattern[i] != ")":
+        char = pattern[i]
+        if char == "|":
+            chosen = out if chosen is None else chosen
+            out, i = [], i + 1
+            continue
+        if char in "^$":
+            atom, i = "", i + 1
+        elif char == ".":
+            atom, i = "a", i + 1
+        elif char == "\\":
+            if i + 1 >= len(pattern):
+                raise _Unwritable
+            letter = pattern[i + 1]
+            atom = "" if letter in "bB" else _ESCAPE_TEXT.get(letter, letter)
+            if letter.isalnum() and letter not in _ESCAPE_TEXT and letter not in "bB":
+                raise _Unwritable
+            i += 2
+        elif char == "[":
+            end = _class_end(pattern, i)
+            if end < 0:
+                raise _Unwritable
+            atom, i = _class_text(pattern[i + 1 : end - 1]), end
+        elif char == "(":
+            i += 1
+            look = pattern.startswith(("?=", "?!", "?<=", "?<!"), i)
+            if pattern.startswith("?:", i):
+                i += 2
+            elif pattern.startswith(("?P<", "?<"), i) and not look:
+                i = pattern.index(">", i) + 1
+            elif pattern.startswith("?", i) and not look:
+                raise _Unwritable
+            atom, i = _sequence(pattern, i, depth + 1)
+            if i >= len(pattern):
+                raise _Unwritable
+            i += 1
+            atom = "" if look else atom
+        elif char in "*+?{":
+            raise _Unwritable
+        else:
+            atom, i = char, i + 1
+        times = 1
+        if i < len(pattern) and pattern[i] in "*+?":
+            times = 1 if pattern[i] == "+" else 0
+            i += 1
+        elif i < len(pattern) and pattern[i] == "{" and (match := _QUANTIFIER.match(pattern, i)):
+            times = int(match.group(1))
+            i = match.end()
+        if i < len(pattern) and pattern[i] == "?":
+            i += 1
+        out.append(atom * min(times, 64))
+    return "".join(chosen if chosen is not None else out), i
+
+
+def example(pattern: str) -> str | None:
+    """One string that a simple ``pattern`` likely matches (check it with :func:`search`)."""
+    try:
+        text, end = _sequence(pattern, 0, 0)
+    except (_Unwritable, ValueError, IndexError):
+        return None
+    return text if end == len(pattern) and len(text) <= 256 else None
