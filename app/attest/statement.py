@@ -30,13 +30,14 @@ import hashlib
 import re
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from app import __version__
 from app.checks.canonical import CanonicalFormError, canonical_bytes, canonical_text
+from app.guard.url import without_query
 
 if TYPE_CHECKING:
-    from app.checks.model import CheckResult
+    from app.checks.model import CheckResult, CheckVerdict
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://github.com/mcp-sonde/mcp-sonde/blob/main/app/attest/schemas/check-result-v1.schema.json"
@@ -59,11 +60,13 @@ def endpoint(url: str) -> tuple[str, str | None]:
     A query string often carries an API key; the statement is stored and republished, so it
     names the endpoint without it and binds the query by its digest only.
     """
-    parts = urlsplit(url)
-    if not parts.query:
-        return url, None
-    bare = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-    return bare, hashlib.sha256(parts.query.encode("utf-8", "surrogatepass")).hexdigest()
+    query = urlsplit(url).query
+    digest = hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest() if query else None
+    return without_query(url), digest
+
+
+def _schema_verdict(result: CheckResult) -> CheckVerdict | None:
+    return next((check for check in result.checks if check.id == "schema_fingerprint"), None)
 
 
 def coverage(result: CheckResult) -> dict[str, str | None]:
@@ -77,7 +80,7 @@ def coverage(result: CheckResult) -> dict[str, str | None]:
     """
     if result.status == "auth":
         return {"level": "auth_gated", "reason": result.reason}
-    schema = next((check for check in result.checks if check.id == "schema_fingerprint"), None)
+    schema = _schema_verdict(result)
     if schema is not None and schema.state == "verified":
         return {"level": "full", "reason": None}
     if result.status == "ok" and schema is not None and schema.reason is not None:
@@ -103,7 +106,7 @@ def predicate(result: CheckResult, served: bytes, finished: datetime) -> dict[st
     tools = result.tools
     digest = result_digest(served)
     url, query = endpoint(result.url)
-    schema = next((check for check in result.checks if check.id == "schema_fingerprint"), None)
+    schema = _schema_verdict(result)
     subject_of = "schema_fingerprint" if result.schema_fingerprint else "result" if digest else "predicate"
     return {
         "observed_at": rfc3339(finished),

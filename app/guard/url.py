@@ -21,7 +21,7 @@ import ipaddress
 import re
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import idna
 
@@ -212,3 +212,10 @@ def _is_special_use(host: str) -> bool:
     if "." not in host:
         return True
     return any(host == suffix or host.endswith("." + suffix) for suffix in _SPECIAL_USE_SUFFIXES)
+
+
+def without_query(url: str) -> str:
+    """``url`` without its query string: what stored and signed records name (a query often
+    carries an API key)."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")) if parts.query else url

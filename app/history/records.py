@@ -6,21 +6,16 @@ import hashlib
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+
+from app.guard.url import without_query
 
 SERVER_ID_HEX = 24
-
-
-def endpoint_of(url: str) -> str:
-    """The URL without its query string (stored records never hold one)."""
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")) if parts.query else url
 
 
 def server_id_of(url: str) -> str:
     """The public id of the server at ``url``: the first 24 hex characters of the SHA-256 of its
     URL without the query string."""
-    return hashlib.sha256(endpoint_of(url).encode("utf-8", "surrogatepass")).hexdigest()[:SERVER_ID_HEX]
+    return hashlib.sha256(without_query(url).encode("utf-8", "surrogatepass")).hexdigest()[:SERVER_ID_HEX]
 
 
 @dataclass(frozen=True)
