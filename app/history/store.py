@@ -20,8 +20,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.checks.canonical import canonical_bytes
+from app.guard.url import without_query
 from app.history.engine import open_engine
-from app.history.records import Day, Run, ServerSummary, endpoint_of, server_id_of
+from app.history.records import Day, Run, ServerSummary, server_id_of
 from app.history.schema import runs, server_days, servers, toolsets
 from app.history.uptime import CODES, uptime_of
 
@@ -120,7 +121,7 @@ class SqlHistory:
             primary = inserted.inserted_primary_key
             assert primary is not None  # (an INSERT always has one)
             run_key = primary[0]
-            column = {"up": "up", "gated": "gated", "down": "down", "left_out": "left_out"}[uptime]
+            column = uptime  # (the day's counters are named as the uptime states)
             day = run.observed_at.astimezone(UTC).date()
             counted = self._insert(server_days).values(server=server, day=day, up=0, gated=0, down=0, left_out=0)
             counted = counted.values({column: 1}).on_conflict_do_update(
@@ -145,7 +146,7 @@ class SqlHistory:
     async def _server_key(self, db: AsyncConnection, run: Run) -> int:
         server_id = server_id_of(run.url)
         made = self._insert(servers).values(
-            server_id=server_id, url=endpoint_of(run.url), host=run.host, addresses=list(run.addresses),
+            server_id=server_id, url=without_query(run.url), host=run.host, addresses=list(run.addresses),
             first_seen=run.observed_at, last_seen=run.observed_at,
         )  # fmt: skip
         await db.execute(made.on_conflict_do_nothing(index_elements=[servers.c.server_id]))
