@@ -8,7 +8,9 @@ holding the envelope recomputes it, and two different statements never share one
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ logger = logging.getLogger("mcp_sonde.attest")
 
 
 @dataclass(frozen=True)
-class Attestation:
+class Attestation:  # (not slotted: envelope_json is cached on the instance)
     """A signed result: its id, the envelope, the statement's canonical bytes, and the digest of
     the answer it signs (``None`` when the answer had no canonical form)."""
 
@@ -36,6 +38,11 @@ class Attestation:
     envelope: dsse.Envelope
     payload: bytes
     result_sha256: str | None = None
+
+    @functools.cached_property
+    def envelope_json(self) -> bytes:
+        """The envelope as compact JSON: spliced into the answer, kept in the store and the history."""
+        return json.dumps(self.envelope, separators=(",", ":")).encode()
 
 
 class Attestor:

@@ -8,7 +8,6 @@ check: the answer carries its envelope whatever the store did.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 
@@ -28,7 +27,7 @@ class AttestationStore:
 
     async def put(self, attestation: Attestation) -> None:
         """Keep ``attestation`` (a store fault is logged, not raised)."""
-        body = json.dumps(attestation.envelope, separators=(",", ":")).encode()
+        body = attestation.envelope_json
         try:
             await self._store.set(key("attestation", attestation.id), body, self._ttl_s)
         except StoreError as exc:

@@ -201,8 +201,7 @@ async def kept(services: Services, result: ProbeResult, attestation: Attestation
     await services.attestations.put(attestation)
     if isinstance(result, CheckResult) and not result.credentialed:
         stored = result.model_dump_json(exclude={"attestation", "attestation_id", "tool_definitions"}).encode()
-        envelope = json.dumps(attestation.envelope, separators=(",", ":")).encode()
-        services.recorder.submit(run_of(result, stored, attestation.id, envelope))
+        services.recorder.submit(run_of(result, stored, attestation.id, attestation.envelope_json))
 
 
 async def signed(services: Services, result: ProbeResult, include_tools: bool) -> tuple[bytes, Attestation]:
@@ -242,8 +241,7 @@ def sign_answer(services: Services, result: CheckResult, raw: bytes) -> tuple[by
         # made canonical (safe_copy), so the statement always signs a digest of the answer.
         raw = json.dumps(safe_copy(json.loads(raw)), ensure_ascii=False, separators=(",", ":")).encode()
         attestation = services.attestor.attest(result, raw)
-    envelope = json.dumps(attestation.envelope, separators=(",", ":")).encode()
-    tail = b',"attestation_id":"' + attestation.id.encode() + b'","attestation":' + envelope + b"}"
+    tail = b',"attestation_id":"' + attestation.id.encode() + b'","attestation":' + attestation.envelope_json + b"}"
     return raw[:-1] + tail, attestation
 
 
