@@ -271,25 +271,17 @@ def canonical_text(text: bytes) -> bytes:
     plain = b"\\u" not in text and (
         text.isascii() or (not any(lead in text for lead in _HIGH_LEADS) and unicodedata.is_normalized("NFC", decoded))
     )
-    value = _plain_value(decoded) if plain else _NOT_PLAIN
-    if value is _NOT_PLAIN:
-        return canonical_bytes(json.loads(decoded))
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
-
-
-_NOT_PLAIN = object()
-
-
-def _plain_value(decoded: str) -> Any:
-    """The value of plain JSON text as Python's encoder writes it in canonical form, or
-    :data:`_NOT_PLAIN` when some token of it needs the walk (:class:`_Walk`)."""
-    try:
-        value = json.loads(decoded, parse_float=_plain_float, parse_constant=_not_json)
-    except _NotPlain:
-        return _NOT_PLAIN
-    if type(value) in (dict, list):
-        return value if _plain_tree(value) else _NOT_PLAIN
-    return value if type(value) is not int or -EXACT_INT < value < EXACT_INT else _NOT_PLAIN
+    if plain:
+        try:
+            value = json.loads(decoded, parse_float=_plain_float, parse_constant=_not_json)
+        except _NotPlain:
+            pass
+        else:
+            if type(value) not in (dict, list) or _plain_tree(value):
+                if type(value) is int and not -EXACT_INT < value < EXACT_INT:
+                    return canonical_bytes(value)
+                return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+    return canonical_bytes(json.loads(decoded))
 
 
 def safe_copy(value: Any, depth: int = 0) -> Any:
