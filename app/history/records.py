@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from app.guard.url import without_query
@@ -79,3 +79,48 @@ class ServerSummary:
     last_seen: datetime
     latest_status: str | None
     latest_run_id: str | None
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """A stored tool list: its cleaned definitions and fingerprints, and the run it was read in
+    (when looked up by run)."""
+
+    definitions: tuple[dict[str, Any], ...]
+    definitions_sha256: str
+    schema_fingerprint: str | None
+    toolset_fingerprint: str | None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change of a server's tool list between two consecutive runs that read it in full.
+
+    Attributes:
+        observed_at, run_id: of the run that saw the new list.
+        before, after: the fingerprints ``(schema, toolset)`` of the old and new list.
+        verdict: of the whole list (``breaking``, ``unknown``, ``compatible``; see docs/drift.md).
+        diff: the :class:`app.drift.ToolListDiff`, as JSON.
+    """
+
+    observed_at: datetime
+    run_id: str
+    before: tuple[str | None, str | None]
+    after: tuple[str | None, str | None]
+    verdict: str
+    diff: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The tool list a maintainer approved for a server, and how the approval was given."""
+
+    toolset: Toolset
+    approved_at: datetime
+    approved_by: str
+
+
+def utc(moment: datetime) -> datetime:
+    """``moment`` as an aware UTC time (SQLite gives back naive times, which are UTC here)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -10,10 +10,9 @@ hand them over; :meth:`record` refuses one that says it is credentialed, as a se
 from __future__ import annotations
 
 import hashlib
-import json
 import zlib
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -21,8 +20,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.checks.canonical import canonical_bytes
 from app.guard.url import without_query
+from app.history import baselines as lookups
+from app.history import changes as changelog
 from app.history.engine import open_engine
-from app.history.records import Day, Run, ServerSummary, server_id_of
+from app.history.records import Baseline, Change, Day, Run, ServerSummary, Toolset, server_id_of, utc
+from app.history.schema import baselines as approvals
+from app.history.schema import changes as changed
 from app.history.schema import runs, server_days, servers, toolsets
 from app.history.uptime import CODES, uptime_of
 
@@ -54,8 +57,24 @@ class History(Protocol):
         """``(observed_at, status, reason, latency_ms)`` of the server's runs from ``since``, oldest first."""
         ...
 
+    async def changes(self, server_id: str, limit: int = 50, before: datetime | None = None) -> list[Change]:
+        """The server's newest ``limit`` tool-list changes (observed before ``before``), newest first."""
+        ...
+
+    async def toolset(self, *, run_id: str | None = None, schema_fingerprint: str | None = None) -> Toolset | None:
+        """A stored tool list, by the run that read it or by its schema fingerprint."""
+        ...
+
+    async def baseline(self, server_id: str) -> Baseline | None:
+        """The baseline approved for the server."""
+        ...
+
+    async def approve(self, server_id: str, run_id: str, by: str) -> Baseline | None:
+        """Approve the list read by the server's run ``run_id`` as its baseline (``None``: no such run with a list)."""
+        ...
+
     async def prune(self, before: datetime) -> int:
-        """Delete runs observed before ``before`` (and tool sets no run points to); how many runs."""
+        """Delete runs observed before ``before`` (and tool sets nothing points to); how many runs."""
         ...
 
     async def ping(self) -> bool:
@@ -65,16 +84,6 @@ class History(Protocol):
     async def aclose(self) -> None:
         """Release connections."""
         ...
-
-
-def pack(value: object) -> bytes:
-    """Compressed canonical JSON (what ``toolsets.definitions`` and ``changes.diff`` hold)."""
-    return zlib.compress(canonical_bytes(value), 6)
-
-
-def unpack(blob: bytes) -> Any:
-    """The value :func:`pack` packed."""
-    return json.loads(zlib.decompress(blob))
 
 
 class SqlHistory:
@@ -141,6 +150,8 @@ class SqlHistory:
                     latest_toolset=toolset if toolset is not None else servers.c.latest_toolset,
                 )
             )
+            if toolset is not None:
+                await changelog.note(db, server, run_key, run.observed_at, toolset)
         return True
 
     async def _server_key(self, db: AsyncConnection, run: Run) -> int:
@@ -182,7 +193,7 @@ class SqlHistory:
             return None
         return ServerSummary(
             server_id=row.server_id, url=row.url, host=row.host, addresses=tuple(row.addresses),
-            first_seen=_utc(row.first_seen), last_seen=_utc(row.last_seen), latest_status=row.latest_status,
+            first_seen=utc(row.first_seen), last_seen=utc(row.last_seen), latest_status=row.latest_status,
             latest_run_id=row.run_id,
         )  # fmt: skip
 
@@ -215,16 +226,49 @@ class SqlHistory:
         )
         async with self.engine.connect() as db:
             rows = (await db.execute(query)).all()
-        return [(_utc(row.observed_at), row.status, row.reason, row.latency_ms) for row in reversed(rows)]
+        return [(utc(row.observed_at), row.status, row.reason, row.latency_ms) for row in reversed(rows)]
+
+    async def changes(self, server_id: str, limit: int = 50, before: datetime | None = None) -> list[Change]:
+        """See :meth:`History.changes`."""
+        async with self.engine.connect() as db:
+            return await changelog.recent(db, server_id, limit, before)
+
+    async def toolset(self, *, run_id: str | None = None, schema_fingerprint: str | None = None) -> Toolset | None:
+        """See :meth:`History.toolset` (exactly one of the two is given)."""
+        async with self.engine.connect() as db:
+            if run_id is not None:
+                return await lookups.by_run(db, run_id)
+            assert schema_fingerprint is not None
+            return await lookups.by_fingerprint(db, schema_fingerprint)
+
+    async def baseline(self, server_id: str) -> Baseline | None:
+        """See :meth:`History.baseline`."""
+        async with self.engine.connect() as db:
+            return await lookups.approved(db, server_id)
+
+    async def approve(self, server_id: str, run_id: str, by: str) -> Baseline | None:
+        """See :meth:`History.approve`."""
+        async with self.engine.begin() as db:
+            return await lookups.approve(db, server_id, run_id, by, datetime.now(UTC))
 
     async def prune(self, before: datetime) -> int:
-        """See :meth:`History.prune`."""
+        """See :meth:`History.prune` (a tool set stays while a run, a change, a baseline or a
+        server's latest state points to it)."""
         async with self.engine.begin() as db:
             gone = await db.execute(delete(runs).where(runs.c.observed_at < before))
             await db.execute(delete(server_days).where(server_days.c.day < (before - timedelta(days=1)).date()))
             kept = select(runs.c.toolset).where(runs.c.toolset.is_not(None))
             held = select(servers.c.latest_toolset).where(servers.c.latest_toolset.is_not(None))
-            await db.execute(delete(toolsets).where(toolsets.c.id.not_in(kept), toolsets.c.id.not_in(held)))
+            old = select(changed.c.from_toolset).where(changed.c.from_toolset.is_not(None))
+            approved = select(approvals.c.toolset)
+            await db.execute(
+                delete(toolsets).where(
+                    toolsets.c.id.not_in(kept),
+                    toolsets.c.id.not_in(held),
+                    toolsets.c.id.not_in(old),
+                    toolsets.c.id.not_in(approved),
+                )
+            )
         return int(gone.rowcount or 0)
 
     async def ping(self) -> bool:
@@ -239,7 +283,3 @@ class SqlHistory:
     async def aclose(self) -> None:
         """See :meth:`History.aclose`."""
         await self.engine.dispose()
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -102,9 +102,11 @@ async def test_envelopes_are_found_by_attestation_id(history: SqlHistory) -> Non
 
 async def test_prune_drops_old_runs_and_tool_sets_no_run_points_to(history: SqlHistory) -> None:
     await history.record(run(0))
+    await history.record(run(24, tools=({"name": "second"},)))
     await history.record(run(48, tools=({"name": "other"},)))
-    assert await history.prune(T0 + timedelta(hours=24)) == 1
-    assert (await count(history, runs), await count(history, toolsets)) == (1, 1)
+    assert await history.prune(T0 + timedelta(hours=30)) == 2
+    # the first list goes; the second stays, as the change of the run kept starts from it
+    assert (await count(history, runs), await count(history, toolsets)) == (1, 2)
     assert await history.envelope(run(0).attestation_id) is None
 
 
