@@ -112,6 +112,18 @@ class Settings(BaseSettings):
     rate_limit: str = Field(
         default="60/minute", description="Requests per client IP to the check route (`limits` syntax)."
     )
+    diff_rate_limit: str = Field(
+        default="30/minute", description="Requests per client IP to POST /v1/mcp/diff (`limits` syntax; its own budget)."
+    )
+    diff_max_body_bytes: int = Field(
+        default=1_048_576, ge=1024, le=16 * 1_048_576, description="Largest body of POST /v1/mcp/diff, bytes."
+    )
+    diff_timeout_s: float = Field(
+        default=5.0, gt=0, le=60, description="Most one comparison of POST /v1/mcp/diff may take (then 422), seconds."
+    )
+    diff_concurrency: int = Field(
+        default=2, ge=1, le=64, description="Comparisons of POST /v1/mcp/diff running at once per process."
+    )
     free_pool_header: str = Field(default="X-Free-Pool", description="Header that asks for a free-pool check.")
     free_pool_size: int = Field(default=1000, ge=0, description="Free checks per UTC day, all clients together.")
     free_pool_origins: list[str] = Field(
@@ -198,6 +210,12 @@ class Settings(BaseSettings):
     history_retention_days: int = Field(
         default=90, ge=1, le=3650, description="Days a stored run is kept (tool sets: as long as a run points to them)."
     )
+    history_prune_interval_s: float = Field(
+        default=3600.0, ge=1, le=7 * 86_400, description="How often the service prunes runs past their retention, seconds."
+    )
+    history_prune_delay_s: float = Field(
+        default=60.0, ge=0, le=86_400, description="Wait after the start before the service's first prune, seconds."
+    )
 
     # --- payment (x402 v2) ---------------------------------------------------------------------
     pay_to: str | None = Field(
@@ -282,7 +300,7 @@ class Settings(BaseSettings):
             raise ValueError("price_usd must be positive with at most 6 decimals")
         return value
 
-    @field_validator("rate_limit", "badge_rate_limit", "badge_global_limit")
+    @field_validator("rate_limit", "badge_rate_limit", "badge_global_limit", "diff_rate_limit")
     @classmethod
     def _rate_limit_parses(cls, value: str) -> str:
         from limits import parse

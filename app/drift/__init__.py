@@ -9,6 +9,7 @@ their arguments: nothing here opens a socket or reads a file, and nothing import
 
 from __future__ import annotations
 
+from app.drift.limits import OutOfTime
 from app.drift.model import Admission, Example, Finding, SchemaDiff
 from app.drift.schema import admits, classify
 from app.drift.tools import ToolChange, ToolCounts, ToolHint, ToolListDiff, diff_tools
@@ -17,6 +18,7 @@ __all__ = [
     "Admission",
     "Example",
     "Finding",
+    "OutOfTime",
     "SchemaDiff",
     "ToolChange",
     "ToolCounts",

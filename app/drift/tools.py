@@ -24,12 +24,14 @@ Policy:
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.checks.canonical import CanonicalFormError, nfc, sha256_hex
+from app.drift.limits import OutOfTime
 from app.drift.model import Direction, Finding, Reading
 from app.drift.notes import brief
 from app.drift.rules import FindingVerdict, Verdict
@@ -194,9 +196,14 @@ def diff_tools(
     new: Sequence[Mapping[str, Any] | BaseModel],
     *,
     reading: Reading = "declared",
+    deadline: float | None = None,
 ) -> ToolListDiff:
     """The tool-by-tool difference from ``old`` to ``new`` (``tools/list`` entries or
-    :class:`~app.checks.model.ToolDefinition` objects)."""
+    :class:`~app.checks.model.ToolDefinition` objects).
+
+    Raises:
+        OutOfTime: ``deadline`` (a :func:`time.monotonic` instant) passed before a tool was compared.
+    """
     before, after = _by_name(old), _by_name(new)
     removed = {name: tool for name, tool in before.items() if name not in after}
     added = {name: tool for name, tool in after.items() if name not in before}
@@ -212,6 +219,8 @@ def diff_tools(
             hint = ToolHint(renamed_from=origins[name]) if name in origins else None
             changes.append(ToolChange(name=name, change="added", verdict=VERDICTS["added"], hint=hint))
         else:
+            if deadline is not None and time.monotonic() > deadline:
+                raise OutOfTime(f"the comparison passed its deadline at {name!r}")
             own = _texts(name, before[name], after[name]) + _schemas(name, before[name], after[name], reading)
             changed += bool(own)
             changes.extend(own)

@@ -22,7 +22,7 @@ from app.history.engine import database_url, safe_url
 from app.history.migrate import SchemaOutdated, ensure_current
 from app.logs import flush_all
 from app.payment.supported import FacilitatorUnsupported
-from app.service import attestations, badge, routes, servers
+from app.service import attestations, badge, changes, diff, routes, servers
 from app.service.accesslog import AccessLog, AccessLogger
 from app.service.badge_hits import BadgeHits
 from app.service.cors import Cors
@@ -134,6 +134,7 @@ def create_app(
         Route("/badge/mcp.json", badge.badge_json),
         Route("/badge/mcp/uptime", servers.uptime_badge),
         Route("/v1/mcp/check", routes.check, methods=["POST"]),
+        Route("/v1/mcp/diff", diff.diff, methods=["POST"]),
         Route("/v1/checks", routes.check_catalogue),
         mcp_endpoint,
         Route("/healthz", routes.healthz),
@@ -146,6 +147,7 @@ def create_app(
         Route("/v1/attestations/{id}", attestations.attestation),
         Route("/v1/servers/{server_id}", servers.server),
         Route("/v1/servers/{server_id}/history", servers.server_history),
+        Route("/v1/servers/{server_id}/changes", changes.server_changes),
         Route("/schemas/{name}", attestations.schema),
         Route("/problems/{reason}", problem_page),
     ]

@@ -19,7 +19,7 @@ from app.payment.errors import PaymentError
 #: reason -> (HTTP status, meaning)
 API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "invalid_json": (400, "The body is not valid JSON."),
-    "invalid_body": (422, "The body must be a JSON object: url, and optionally include and headers."),
+    "invalid_body": (422, "The body is not the JSON object this route takes (see its request schema)."),
     "header_name_invalid": (422, "A credential header name is not an HTTP token of 1 to 64 characters."),
     "header_not_allowed": (422, "A credential header that the probe sets itself, or that may not be sent."),
     "header_value_invalid": (422, "A credential header value is not 1 to 4,096 visible ASCII characters."),
@@ -71,6 +71,10 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "server_not_found": (404, "No check of this server is kept here (a server id is 24 hex characters)."),
     "history_unavailable": (503, "The history database does not answer; try again shortly."),
     "invalid_query": (400, "A query parameter is not one this route takes (see the document)."),
+    "invalid_tools": (422, "A tool of a list is not a tools/list entry (the detail points to it)."),
+    "too_many_tools": (422, "A tool list has more than 2,000 tools."),
+    "diff_too_costly": (422, "Comparing the two lists took longer than the limit; send fewer or smaller tools."),
+    "diff_busy": (503, "Every comparison slot is taken; try again shortly (see Retry-After)."),
     "internal_error": (500, "mcp-sonde failed through a fault of its own; nothing was charged."),
     "http_error": (400, "The request could not be served as sent."),
     "png_unavailable": (503, "PNG badges cannot be drawn on this instance (no cairo library); use the SVG badge."),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import httpcore2
 
 from app.attest.keyring import keyring_of
@@ -41,6 +42,7 @@ class Services:
     store: Store
     resolver: Resolver
     client_limiter: RateLimiter
+    diff_limiter: RateLimiter
     free_pool: FreePool
     checks: CheckRunner
     metrics: Metrics
@@ -50,6 +52,7 @@ class Services:
     attestor: Attestor
     attestations: AttestationStore
     recorder: Recorder
+    diff_slots: anyio.CapacityLimiter
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
     tracing: Tracing = field(default_factory=lambda: Tracing(enabled=False))
 
@@ -83,15 +86,18 @@ class Services:
         self.tracing.probe_steps(clock, result)
         return result
 
-    async def admit(self, client: str) -> Decision:
-        """Count one check against the client's rate limit; the decision's headers go on every answer.
+    async def admit(self, client: str, limiter: RateLimiter | None = None) -> Decision:
+        """Count one request against the client's rate limit (the check route's, or ``limiter``);
+        the decision's headers go on every answer.
 
         Raises:
             ApiError: 429 ``rate_limited`` (with the limit headers) when the budget is spent.
         """
-        decision = await self.client_limiter.hit(client)
+        limiter = limiter or self.client_limiter
+        decision = await limiter.hit(client)
         if not decision.allowed:
-            self.metrics.limits_hit.labels(limit="client_rate").inc()
+            label = "client_rate" if limiter is self.client_limiter else f"{limiter.namespace}_rate"
+            self.metrics.limits_hit.labels(limit=label).inc()
             raise ApiError("rate_limited", "too many requests from this client", headers=decision.headers())
         return decision
 
@@ -148,6 +154,7 @@ class Services:
     async def aclose(self) -> None:
         """Release connections."""
         await self.client_limiter.aclose()
+        await self.diff_limiter.aclose()
         await self.recorder.aclose()
         await self.payments.facilitator.aclose()
         await self.store.aclose()
@@ -176,6 +183,9 @@ def build_services(
         client_limiter=RateLimiter(
             settings.rate_limit, "check", settings.redis_url, settings.redis_timeout_s, settings.redis_namespace
         ),
+        diff_limiter=RateLimiter(
+            settings.diff_rate_limit, "diff", settings.redis_url, settings.redis_timeout_s, settings.redis_namespace
+        ),
         free_pool=FreePool(store, settings.free_pool_size, settings.free_pool_per_ip),
         checks=CheckRunner.__new__(CheckRunner),
         metrics=metrics,
@@ -189,6 +199,7 @@ def build_services(
         attestor=Attestor(keyring_of(settings)),
         attestations=AttestationStore(store, settings.attestation_ttl_s),
         recorder=Recorder(SqlHistory.open(database_url(settings)), metrics),
+        diff_slots=anyio.CapacityLimiter(settings.diff_concurrency),
         network_backend=network_backend,
         tracing=tracing,
     )
