@@ -113,7 +113,7 @@ class Settings(BaseSettings):
         default="60/minute", description="Requests per client IP to the check route (`limits` syntax)."
     )
     diff_rate_limit: str = Field(
-        default="30/minute", description="Requests per client IP to POST /v1/mcp/diff (`limits` syntax; its own budget)."
+        default="30/minute", description="Requests per client IP to POST /v1/mcp/diff (`limits` syntax)."
     )
     diff_max_body_bytes: int = Field(
         default=1_048_576, ge=1024, le=16 * 1_048_576, description="Largest body of POST /v1/mcp/diff, bytes."
@@ -211,7 +211,7 @@ class Settings(BaseSettings):
         default=90, ge=1, le=3650, description="Days a stored run is kept (tool sets: as long as a run points to them)."
     )
     history_prune_interval_s: float = Field(
-        default=3600.0, ge=1, le=7 * 86_400, description="How often the service prunes runs past their retention, seconds."
+        default=3600.0, ge=1, le=7 * 86_400, description="How often the service prunes old runs, seconds."
     )
     history_prune_delay_s: float = Field(
         default=60.0, ge=0, le=86_400, description="Wait after the start before the service's first prune, seconds."

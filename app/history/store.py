@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Protocol
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -22,10 +22,9 @@ from app.checks.canonical import canonical_bytes
 from app.guard.url import without_query
 from app.history import baselines as lookups
 from app.history import changes as changelog
+from app.history import retention
 from app.history.engine import open_engine
 from app.history.records import Baseline, Change, Day, Run, ServerSummary, Toolset, server_id_of, utc
-from app.history.schema import baselines as approvals
-from app.history.schema import changes as changed
 from app.history.schema import runs, server_days, servers, toolsets
 from app.history.uptime import CODES, uptime_of
 
@@ -75,6 +74,10 @@ class History(Protocol):
 
     async def prune(self, before: datetime) -> int:
         """Delete runs observed before ``before`` (and tool sets nothing points to); how many runs."""
+        ...
+
+    async def prunable(self, before: datetime) -> int:
+        """How many runs :meth:`prune` would delete now."""
         ...
 
     async def ping(self) -> bool:
@@ -251,25 +254,15 @@ class SqlHistory:
         async with self.engine.begin() as db:
             return await lookups.approve(db, server_id, run_id, by, datetime.now(UTC))
 
-    async def prune(self, before: datetime) -> int:
-        """See :meth:`History.prune` (a tool set stays while a run, a change, a baseline or a
-        server's latest state points to it)."""
-        async with self.engine.begin() as db:
-            gone = await db.execute(delete(runs).where(runs.c.observed_at < before))
-            await db.execute(delete(server_days).where(server_days.c.day < (before - timedelta(days=1)).date()))
-            kept = select(runs.c.toolset).where(runs.c.toolset.is_not(None))
-            held = select(servers.c.latest_toolset).where(servers.c.latest_toolset.is_not(None))
-            old = select(changed.c.from_toolset).where(changed.c.from_toolset.is_not(None))
-            approved = select(approvals.c.toolset)
-            await db.execute(
-                delete(toolsets).where(
-                    toolsets.c.id.not_in(kept),
-                    toolsets.c.id.not_in(held),
-                    toolsets.c.id.not_in(old),
-                    toolsets.c.id.not_in(approved),
-                )
-            )
-        return int(gone.rowcount or 0)
+    async def prune(self, before: datetime, batch: int = retention.PRUNE_BATCH) -> int:
+        """See :meth:`History.prune` and :func:`app.history.retention.prune` (in batches; a tool
+        set stays while a run, a change, a baseline or a server's latest state points to it)."""
+        return await retention.prune(self.engine, before, batch)
+
+    async def prunable(self, before: datetime) -> int:
+        """See :meth:`History.prunable`."""
+        async with self.engine.connect() as db:
+            return int(await db.scalar(select(func.count()).select_from(runs).where(runs.c.observed_at < before)) or 0)
 
     async def ping(self) -> bool:
         """See :meth:`History.ping`."""

@@ -104,6 +104,7 @@ def create_app(
             await badges.aclose()
             await services.aclose()
             raise
+        services.pruner.start()  # (runs past their retention: a prune now and then, never in a check's way)
         if services.payments.enabled:
             try:
                 # A facilitator that answers without every payment option fails the start

@@ -14,6 +14,7 @@ from app.attest.store import AttestationStore
 from app.checks.run import full_check
 from app.guard import ResolvedTarget, Resolver, SystemResolver
 from app.history.engine import database_url
+from app.history.retention import Pruner
 from app.history.store import SqlHistory
 from app.payment import HttpFacilitator, Payment, PaymentGate
 from app.probe import ProbeResult
@@ -53,6 +54,7 @@ class Services:
     attestations: AttestationStore
     recorder: Recorder
     diff_slots: anyio.CapacityLimiter
+    pruner: Pruner
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
     tracing: Tracing = field(default_factory=lambda: Tracing(enabled=False))
 
@@ -152,7 +154,8 @@ class Services:
             )
 
     async def aclose(self) -> None:
-        """Release connections."""
+        """Stop the pruning job and release connections."""
+        await self.pruner.aclose()
         await self.client_limiter.aclose()
         await self.diff_limiter.aclose()
         await self.recorder.aclose()
@@ -172,6 +175,7 @@ def build_services(
         settings.redis_url, settings.redis_timeout_s, settings.redis_namespace, settings.memory_store_max_bytes
     )
     metrics = Metrics()
+    history = SqlHistory.open(database_url(settings))
     tracing = Tracing(settings.otel_enabled, tracer_provider)
     facilitator = HttpFacilitator(
         settings.facilitator_url, settings.facilitator_headers, settings.facilitator_timeout_s
@@ -198,8 +202,14 @@ def build_services(
         ),
         attestor=Attestor(keyring_of(settings)),
         attestations=AttestationStore(store, settings.attestation_ttl_s),
-        recorder=Recorder(SqlHistory.open(database_url(settings)), metrics),
+        recorder=Recorder(history, metrics),
         diff_slots=anyio.CapacityLimiter(settings.diff_concurrency),
+        pruner=Pruner(
+            history,
+            settings.history_retention_days,
+            delay_s=settings.history_prune_delay_s,
+            interval_s=settings.history_prune_interval_s,
+        ),
         network_backend=network_backend,
         tracing=tracing,
     )
