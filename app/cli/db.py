@@ -1,14 +1,18 @@
-"""``mcp-sonde db upgrade|current``: the history database's schema (Alembic migrations).
+"""``mcp-sonde db upgrade|current|prune``: the history database's schema (Alembic migrations)
+and its retention.
 
 The database is ``MCP_SONDE_DATABASE_URL``, else the embedded SQLite file of the data directory.
-Exit codes: 0 done; 2 usage; 5 the database cannot be reached or migrated (the reason is
-printed, the URL without its password).
+``prune`` deletes the runs older than ``--days`` (default ``MCP_SONDE_HISTORY_RETENTION_DAYS``)
+as the service does every hour (:mod:`app.history.retention`), and says how many went;
+``--dry-run`` only counts them. Exit codes: 0 done; 2 usage; 5 the database cannot be reached,
+migrated or pruned (the reason is printed, the URL without its password).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, datetime, timedelta
 
 EXIT_DATABASE = 5
 
@@ -17,14 +21,32 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Register ``db`` and its subcommands."""
     db = commands.add_parser(
         "db",
-        help="the history database's schema (upgrade, current)",
-        description="Migrate the history database (MCP_SONDE_DATABASE_URL, default SQLite in the data directory).",
-        epilog="exit codes: 0 done; 2 usage; 5 the database cannot be reached or migrated",
+        help="the history database's schema and retention (upgrade, current, prune)",
+        description="Migrate or prune the history database (MCP_SONDE_DATABASE_URL, default SQLite in the data "
+        "directory).",
+        epilog="exit codes: 0 done; 2 usage; 5 the database cannot be reached, migrated or pruned",
     )
     actions = db.add_subparsers(dest="action", required=True)
     actions.add_parser("upgrade", help="bring the schema to the newest revision (creates it in an empty database)")
     actions.add_parser("current", help="print the revision the database is at, and the newest")
+    prune = actions.add_parser("prune", help="delete the runs older than the retention, and what only they kept")
+    prune.add_argument(
+        "--days",
+        type=_days,
+        help="keep this many days of runs (1 to 3650; default MCP_SONDE_HISTORY_RETENTION_DAYS, 90)",
+    )
+    prune.add_argument("--dry-run", action="store_true", help="only count the runs that would be deleted")
     db.set_defaults(handler=run)
+
+
+def _days(text: str) -> int:
+    try:
+        days = int(text)
+    except ValueError:
+        days = 0
+    if not 1 <= days <= 3650:
+        raise argparse.ArgumentTypeError("a whole number of days from 1 to 3650")
+    return days
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,10 +66,32 @@ def run(args: argparse.Namespace) -> int:
             before, after = anyio.run(migrate.upgrade, url)
             said = "already at" if before == after else f"upgraded from {before or 'an empty database'} to"
             sys.stdout.write(f"{safe_url(url)}: {said} revision {after}\n")
+        elif args.action == "prune":
+            days = args.days or settings.history_retention_days
+            cutoff = datetime.now(UTC) - timedelta(days=days)
+            counted = anyio.run(_prune, url, cutoff, args.dry_run)
+            said = "would delete" if args.dry_run else "deleted"
+            sys.stdout.write(f"{safe_url(url)}: {said} {counted} runs observed before {cutoff:%Y-%m-%dT%H:%M:%SZ} ")
+            sys.stdout.write(f"(older than {days} days)\n")
         else:
             found = anyio.run(migrate.current, url)
             sys.stdout.write(f"{safe_url(url)}: revision {found or '(none)'}; newest {migrate.head()}\n")
+    except migrate.SchemaOutdated as exc:
+        sys.stderr.write(f"mcp-sonde db: {safe_url(url)}: {exc.message}\n")
+        return EXIT_DATABASE
     except Exception as exc:  # any driver, network or migration fault: one line, no traceback
         sys.stderr.write(f"mcp-sonde db: {safe_url(url)}: {type(exc).__name__}: {str(exc)[:300]}\n")
         return EXIT_DATABASE
     return 0
+
+
+async def _prune(url: str, before: datetime, dry_run: bool) -> int:
+    from app.history.migrate import ensure_current
+    from app.history.store import SqlHistory
+
+    await ensure_current(url, embedded=False)  # (an empty or older database: SchemaOutdated, naming db upgrade)
+    history = SqlHistory.open(url)
+    try:
+        return await (history.prunable(before) if dry_run else history.prune(before))
+    finally:
+        await history.aclose()
