@@ -46,8 +46,8 @@ def _prints(tools: list[dict[str, Any]]) -> dict[str, str | None]:
     try:
         found = fingerprints(tools)
     except CanonicalFormError:
-        return {"schema": None, "toolset": None}
-    return {"schema": found.schema, "toolset": found.toolset}
+        return {"schema_fingerprint": None, "toolset_fingerprint": None}
+    return {"schema_fingerprint": found.schema, "toolset_fingerprint": found.toolset}
 
 
 def compare(body: DiffRequest, timeout_s: float) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from x402.schemas import PaymentRequired, PaymentRequirements, ResourceInfo, Set
 
 from app.checks.catalogue import catalogue
 from app.checks.model import CategoryInfo, CheckResult, CheckVerdict, SuiteInfo, ToolDefinition
+from app.drift import Example, Finding, ToolChange, ToolCounts, ToolHint, ToolListDiff
 from app.guard.url import REFUSAL_REASONS
 from app.payment import payment_required
 from app.probe import REASONS, STATUSES
@@ -56,7 +57,16 @@ ELSEWHERE: dict[str, set[str]] = {
     "GET /schemas/{name}": {"not_found"},
     "GET /v1/servers/{server_id}": {"server_not_found", "history_unavailable"},
     "GET /v1/servers/{server_id}/history": {"server_not_found", "history_unavailable", "invalid_query"},
+    "GET /v1/servers/{server_id}/changes": {"server_not_found", "history_unavailable", "invalid_query"},
+    "POST /v1/mcp/diff": {"invalid_tools", "too_many_tools", "diff_too_costly", "diff_busy"},
 }
+#: Reasons the check route gives that other operations give too.
+ALSO: dict[str, set[str]] = {
+    "POST /v1/mcp/diff": {
+        "rate_limited", "invalid_json", "invalid_body", "body_too_large", "body_timeout", "body_incomplete",
+        "unsupported_media_type",
+    },
+}  # fmt: skip
 #: Reasons only the router gives (an unknown path, a wrong method): no documented operation answers them.
 ROUTER_ONLY = frozenset({"not_found", "method_not_allowed", "http_error"})
 #: What BoundedBody answers on /mcp before the MCP transport sees the request.
@@ -102,6 +112,9 @@ def expected_reasons() -> set[tuple[str, int, str]]:
     elsewhere = {reason for reasons in ELSEWHERE.values() for reason in reasons}
     on[CHECK] = set(statuses) - ROUTER_ONLY - elsewhere - {r for r, (_s, op) in PENDING.items() if op != CHECK}
     for label, reasons in ELSEWHERE.items():
+        on[label] |= reasons
+    for label, reasons in ALSO.items():
+        assert reasons <= on[CHECK], f"{label}: ALSO lists reasons the check route does not give"
         on[label] |= reasons
     on["POST /mcp"] |= MCP_BODY
     on["GET /problems/{reason}"] |= {"not_found"}
@@ -170,7 +183,9 @@ def test_the_reason_enums_cover_every_reason() -> None:
     assert len(SCHEMAS["ApiReason"]["enum"]) == len(reason_statuses())
     assert SCHEMAS["Problem"]["properties"]["reason"] == {"$ref": "#/components/schemas/ApiReason"}
     refusal = SCHEMAS["Refusal"]["properties"]["reason"]["enum"]
-    assert set(refusal) == {r for r, status in reason_statuses().items() if status == 422}
+    check = {reason for label, status, reason in expected_reasons() if label == CHECK and status == 422}
+    assert set(refusal) == check
+    assert {r for r, status in reason_statuses().items() if status == 422} <= check | set().union(*ELSEWHERE.values())
     payment = SCHEMAS["PaymentRequired"]["properties"]["error"]["enum"]
     assert set(payment) == {r for r, status in reason_statuses().items() if status == 402}
 
@@ -217,9 +232,19 @@ MODELS: dict[str, type[BaseModel]] = {
     "CheckRequest": CheckRequest,
     "PaymentRequirements": PaymentRequirements,
     "X402ResourceInfo": ResourceInfo,
+    "ToolListDiff": ToolListDiff,
+    "ToolChange": ToolChange,
+    "ToolHint": ToolHint,
+    "ToolCounts": ToolCounts,
+    "DriftFinding": Finding,
+    "DriftExample": Example,
 }
-#: Results are serialised whole (no member left out), so their schemas require every member.
-SERIALISED_WHOLE = set(MODELS) - {"CheckRequest", "PaymentRequirements", "X402ResourceInfo"}
+#: Results are serialised whole (no member left out), so their schemas require every member;
+#: a diff is serialised without its empty members (``exclude_none``).
+SERIALISED_WHOLE = set(MODELS) - {
+    "CheckRequest", "PaymentRequirements", "X402ResourceInfo", "ToolListDiff", "ToolChange", "ToolHint",
+    "DriftFinding",
+}  # fmt: skip
 
 
 def properties_of(model: type[BaseModel]) -> set[str]:
