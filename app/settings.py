@@ -119,7 +119,7 @@ class Settings(BaseSettings):
         default=1_048_576, ge=1024, le=16 * 1_048_576, description="Largest body of POST /v1/mcp/diff, bytes."
     )
     diff_timeout_s: float = Field(
-        default=5.0, gt=0, le=60, description="Most one comparison of POST /v1/mcp/diff may take (then 422), seconds."
+        default=3.0, gt=0, le=60, description="Most one comparison of POST /v1/mcp/diff may take (then 422), seconds."
     )
     diff_concurrency: int = Field(
         default=2, ge=1, le=64, description="Comparisons of POST /v1/mcp/diff running at once per process."

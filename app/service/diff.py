@@ -1,21 +1,24 @@
 """``POST /v1/mcp/diff``: what changed between two tool lists, and what it does to clients.
 
-Policy: free (no payment, no free-pool draw) and stateless (nothing is probed, stored or
-logged but the access line); rate limited per client with a budget of its own
-(``diff_rate_limit``, namespace ``diff``, counted apart from the check route's), counted before
-the body is read. The body is capped (``diff_max_body_bytes``) and checked
-(:mod:`app.service.diffbody`). The comparison is :func:`app.drift.diff_tools`, bounded per schema
-(:mod:`app.drift.limits`) and here in total: it runs on a worker thread, never on the event
-loop, at most ``diff_concurrency`` at once per process (a request that waits longer than
-``diff_timeout_s`` for its turn is ``503 diff_busy`` with ``Retry-After``), and a comparison
-that passes ``diff_timeout_s`` stops at the next tool and is ``422 diff_too_costly`` (the
-deadline is checked between tools, so a thread never runs on after its answer). The answer
-also carries the schema and toolset fingerprints of both lists (``docs/fingerprints.md``;
-``null`` for a list with no canonical form).
+Policy: free (no payment, no free-pool draw) and stateless (nothing is probed or stored);
+rate limited per client with a budget of its own (``diff_rate_limit``, policy ``diff``, counted
+apart from the check route's) before the body is read. The body is capped
+(``diff_max_body_bytes``) and checked (:mod:`app.service.diffbody`).
 
-Every answer, errors included, carries the client's rate-limit headers (``RateLimit-Policy``
-names the ``diff`` policy) and ``Cache-Control: no-store``: the answer is a pure function of
-the body, but the body is a POST's, which no shared cache keys on, and it may hold a
+Parsing, checking and comparing run on a worker thread, never on the event loop, at most
+``diff_concurrency`` at once per process; a request that waits ``diff_timeout_s`` for a turn is
+``503 diff_busy`` (``Retry-After``). The comparison is :func:`app.drift.diff_tools`, bounded per
+schema (:mod:`app.drift.limits`) but not in total: the costliest body within the caps (1 MiB
+of tools whose schemas each exhaust their step budget) takes about 27 s of CPU, and a full
+body takes a quarter of a second to parse and check alone. So it gets a deadline of
+``diff_timeout_s``, checked before each tool (one tool costs at most tens of milliseconds):
+past it the thread stops and the answer is ``422 diff_too_costly``; no thread runs on after
+its answer. Real lists of 2,000 tools, every schema changed, take about a second.
+
+The answer also carries the schema and toolset fingerprints of both lists
+(``docs/fingerprints.md``; ``null`` for a list with no canonical form). Every answer, errors
+included, carries the client's rate-limit headers and ``Cache-Control: no-store``: the answer is
+a pure function of the body, but no shared cache keys on a POST body, and the body may hold a
 server's private tool list, which no cache should keep.
 """
 
@@ -34,7 +37,7 @@ from app.checks.canonical import CanonicalFormError
 from app.checks.fingerprint import fingerprints
 from app.drift import OutOfTime, diff_tools
 from app.service.clientip import client_ip, rate_key
-from app.service.diffbody import DiffRequest, read_diff_request
+from app.service.diffbody import DiffRequest, decode, read_diff_body
 from app.service.errors import ApiError
 from app.service.services import Services
 
@@ -63,24 +66,32 @@ def compare(body: DiffRequest, timeout_s: float) -> dict[str, Any]:
     return answer
 
 
-async def _compared(services: Services, body: DiffRequest) -> dict[str, Any]:
+def answer_of(raw: bytes, timeout_s: float) -> dict[str, Any]:
+    """Parse, check and compare a raw body (blocking; run it on a worker thread).
+
+    Raises:
+        ApiError: as :func:`app.service.diffbody.decode`, or ``diff_too_costly``.
+    """
+    try:
+        return compare(decode(raw), timeout_s)
+    except OutOfTime:
+        raise ApiError(
+            "diff_too_costly", f"comparing the two lists took longer than {timeout_s} s; send fewer or smaller tools"
+        ) from None
+
+
+async def _compared(services: Services, raw: bytes) -> dict[str, Any]:
     settings = services.settings
-    limiter = services.diff_slots
+    slots = services.diff_slots
     with anyio.move_on_after(settings.diff_timeout_s) as waited:
-        await limiter.acquire()
+        await slots.acquire()
     if waited.cancelled_caught:
         services.metrics.limits_hit.labels(limit="diff_busy").inc()
         raise ApiError("diff_busy", "every comparison slot is taken; try again shortly", headers={"Retry-After": "1"})
     try:
-        run = functools.partial(compare, body, settings.diff_timeout_s)
-        return await anyio.to_thread.run_sync(run)
-    except OutOfTime:
-        raise ApiError(
-            "diff_too_costly",
-            f"comparing the two lists took longer than {settings.diff_timeout_s} s; send fewer or smaller tools",
-        ) from None
+        return await anyio.to_thread.run_sync(functools.partial(answer_of, raw, settings.diff_timeout_s))
     finally:
-        limiter.release()
+        slots.release()
 
 
 async def diff(request: Request) -> Response:
@@ -95,8 +106,8 @@ async def diff(request: Request) -> Response:
         raise
     headers = decision.headers() | NO_STORE
     try:
-        body = await read_diff_request(request, settings.diff_max_body_bytes, settings.body_timeout_s)
-        answer = await _compared(services, body)
+        raw = await read_diff_body(request, settings.diff_max_body_bytes, settings.body_timeout_s)
+        answer = await _compared(services, raw)
     except ApiError as exc:
         exc.headers = headers | exc.headers
         raise
