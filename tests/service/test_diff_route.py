@@ -26,7 +26,6 @@ from tests.service.conftest import Service, reason_of
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "drift" / "schema_pairs.yaml"
 
 
-
 def _json(case: dict[str, Any]) -> bool:
     try:
         json.dumps([case["old"], case["new"]], allow_nan=False)
@@ -197,7 +196,7 @@ def test_not_json_and_not_application_json(service: Service) -> None:
 
 
 def test_its_own_rate_limit_gives_429_with_retry_after(service: Service) -> None:
-    body = {"before": [], "after": []}
+    body: dict[str, Any] = {"before": [], "after": []}
     with service(diff_rate_limit="2/minute", rate_limit="5/minute") as base:
         answers = [post(base, body) for _ in range(3)]
         check = httpx2.post(f"{base}/v1/mcp/check", json={"url": "https://mcp.example.com/{x}"}, timeout=10)
