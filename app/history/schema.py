@@ -10,12 +10,13 @@
 - ``runs``: one row per served full check: the facts the API filters and sorts by as columns,
   the served result (without its tool definitions, which live in ``toolsets``) and the DSSE
   envelope as compressed JSON. ``(server, observed_at)`` is indexed for a server's history;
-  ``attestation_id`` for ``GET /v1/attestations/{id}``; ``observed_at`` for pruning.
+  ``attestation_id`` for ``GET /v1/attestations/{id}``; ``observed_at`` and ``toolset`` for pruning.
 - ``server_days``: per server and UTC day, the runs that found it up, down, gated (``auth``,
   counted as up) or left out (our own limits, a 429), maintained as runs are stored, so 90 days
   of uptime is 90 rows read by primary key.
 - ``changes``: each change of a server's tool set between consecutive runs, with its verdict
-  and the diff, indexed by ``(server, observed_at)``.
+  and the diff, indexed by ``(server, observed_at)``, and by run and tool sets for pruning (the
+  foreign-key checks of a delete find the rows that point to it by index).
 - ``baselines``: the tool set a maintainer approved for a server.
 
 Integer primary keys are ``BIGINT`` on PostgreSQL and ``INTEGER`` (the rowid) on SQLite.
@@ -41,7 +42,7 @@ from sqlalchemy import (
 )
 
 #: Bumped with every migration; ``serve`` refuses a database whose revision is older.
-SCHEMA_REVISION = "0001"
+SCHEMA_REVISION = "0002"
 
 metadata = MetaData(
     naming_convention={
@@ -104,6 +105,7 @@ runs = Table(
 Index("ix_runs_server_observed_at", runs.c.server, runs.c.observed_at)
 Index("ix_runs_observed_at", runs.c.observed_at)
 Index("ix_runs_attestation_id", runs.c.attestation_id)
+Index("ix_runs_toolset", runs.c.toolset)  # (pruning: the runs that point to a tool set)
 
 server_days = Table(
     "server_days",
@@ -129,6 +131,9 @@ changes = Table(
     Column("diff", LargeBinary, nullable=False),
 )
 Index("ix_changes_server_observed_at", changes.c.server, changes.c.observed_at)
+Index("ix_changes_run", changes.c.run)  # (pruning: the cascade from a run deleted)
+Index("ix_changes_from_toolset", changes.c.from_toolset)
+Index("ix_changes_to_toolset", changes.c.to_toolset)
 
 baselines = Table(
     "baselines",
