@@ -23,6 +23,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from app.drift import ToolListDiff
 from app.history.records import Change
 from app.service.errors import ApiError
 from app.service.servers import SERVER_ID
@@ -84,7 +85,7 @@ def _item(change: Change) -> dict[str, Any]:
         "before": {"schema_fingerprint": old_schema, "toolset_fingerprint": old_toolset},
         "after": {"schema_fingerprint": new_schema, "toolset_fingerprint": new_toolset},
         "verdict": change.verdict,
-        "diff": change.diff,
+        "diff": ToolListDiff.model_validate(change.diff).model_dump(mode="json"),  # (stored without its nulls)
     }
 
 

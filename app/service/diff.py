@@ -61,7 +61,7 @@ def compare(body: DiffRequest, timeout_s: float) -> dict[str, Any]:
     """
     deadline = time.monotonic() + timeout_s
     diff = diff_tools(body.before, body.after, deadline=deadline)
-    answer: dict[str, Any] = diff.model_dump(mode="json", exclude_none=True)
+    answer: dict[str, Any] = diff.model_dump(mode="json")  # (whole, as the check's baseline diff)
     answer["fingerprints"] = {"before": _prints(body.before), "after": _prints(body.after)}
     return answer
 

@@ -5,7 +5,7 @@ Policy: the body is read as for a check (:func:`app.service.body.read_body`: at 
 ``application/json``), and parsed with no key given twice anywhere (``invalid_body``). It is
 ``{"before": [tools], "after": [tools]}`` and nothing else (``invalid_body``), each list at most
 :data:`MAX_TOOLS` entries, as many as a probe keeps (``too_many_tools``). Each entry is a
-``tools/list`` entry: an object whose ``name`` is a non-empty string with a canonical form
+``tools/list`` entry: an object whose ``name`` is a string of 1 to 1,024 characters with a canonical form
 (no lone surrogate, Unicode NFC-safe) that no earlier entry of its list has after NFC;
 ``description`` and ``title`` strings, ``inputSchema`` and ``outputSchema`` JSON Schemas (an
 object or a boolean), ``annotations`` an object, each optional (``null`` is absent). Other
@@ -28,6 +28,8 @@ from app.service.errors import ApiError
 
 #: Most entries of one list (the probe keeps as many: ``app.probe.tools.MAX_TOOL_ENTRIES``).
 MAX_TOOLS = 2000
+#: Longest tool name (as a check's baseline takes, :class:`app.service.body.ToolEntry`).
+MAX_NAME = 1024
 _TEXTS = ("description", "title")
 _SCHEMAS = ("inputSchema", "outputSchema")
 _SHAPE = 'the body must be {"before": [tools], "after": [tools]}, each tool a tools/list entry'
@@ -62,8 +64,8 @@ def _entry(tool: Any, pointer: str) -> str:
     if not isinstance(tool, dict):
         raise _refuse(pointer, "a tool is a JSON object")
     name = tool.get("name")
-    if not isinstance(name, str) or not name:
-        raise _refuse(f"{pointer}/name", "a tool's name is a non-empty string")
+    if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME:
+        raise _refuse(f"{pointer}/name", f"a tool's name is a string of 1 to {MAX_NAME} characters")
     try:
         key = nfc(name)
     except CanonicalFormError as exc:

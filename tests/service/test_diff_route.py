@@ -78,7 +78,7 @@ def test_the_drift_table_through_the_route_is_diff_tools(service: Service) -> No
     assert_budget_and_no_store(answer)
     body = answer.json()
     printed = body.pop("fingerprints")
-    assert body == diff_tools(before, after).model_dump(mode="json", exclude_none=True)
+    assert body == diff_tools(before, after).model_dump(mode="json")
     assert body["counts"]["before"] == len(CASES) and body["verdict"] == "breaking"
     by_name = {change["name"]: change["verdict"] for change in body["tools"]}
     for case in CASES:

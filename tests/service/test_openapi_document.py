@@ -20,7 +20,7 @@ from referencing.jsonschema import DRAFT202012
 from x402.schemas import PaymentRequired, PaymentRequirements, ResourceInfo, SettleResponse
 
 from app.checks.catalogue import catalogue
-from app.checks.model import CategoryInfo, CheckResult, CheckVerdict, SuiteInfo, ToolDefinition
+from app.checks.model import BaselineComparison, CategoryInfo, CheckResult, CheckVerdict, SuiteInfo, ToolDefinition
 from app.drift import Example, Finding, ToolChange, ToolCounts, ToolHint, ToolListDiff
 from app.guard.url import REFUSAL_REASONS
 from app.payment import payment_required
@@ -32,7 +32,7 @@ from app.probe.result import ProbeResult, ServerInfo, SessionInfo, Timings, Tool
 from app.probe.tls import TlsInfo
 from app.service import badge_cache
 from app.service.badge import CSP, ERROR_STATES, answer, json_of, svg_of
-from app.service.body import CheckRequest
+from app.service.body import BaselineRequest, CheckRequest
 from app.service.checkflow import Served
 from app.service.cors import EXPOSED_HEADERS
 from app.service.errors import API_REASONS
@@ -67,6 +67,8 @@ ALSO: dict[str, set[str]] = {
         "unsupported_media_type",
     },
 }  # fmt: skip
+#: Reasons the check route gives as well as the operations of ELSEWHERE.
+SHARED_WITH_CHECK = frozenset({"history_unavailable"})
 #: Reasons only the router gives (an unknown path, a wrong method): no documented operation answers them.
 ROUTER_ONLY = frozenset({"not_found", "method_not_allowed", "http_error"})
 #: What BoundedBody answers on /mcp before the MCP transport sees the request.
@@ -111,6 +113,7 @@ def expected_reasons() -> set[tuple[str, int, str]]:
     on: dict[str, set[str]] = {label: {"internal_error"} for label, _operation in operations()}
     elsewhere = {reason for reasons in ELSEWHERE.values() for reason in reasons}
     on[CHECK] = set(statuses) - ROUTER_ONLY - elsewhere - {r for r, (_s, op) in PENDING.items() if op != CHECK}
+    on[CHECK] |= SHARED_WITH_CHECK
     for label, reasons in ELSEWHERE.items():
         on[label] |= reasons
     for label, reasons in ALSO.items():
@@ -230,21 +233,19 @@ MODELS: dict[str, type[BaseModel]] = {
     "CategoryInfo": CategoryInfo,
     "ToolDefinition": ToolDefinition,
     "CheckRequest": CheckRequest,
-    "PaymentRequirements": PaymentRequirements,
-    "X402ResourceInfo": ResourceInfo,
+    "BaselineRequest": BaselineRequest,
+    "BaselineComparison": BaselineComparison,
     "ToolListDiff": ToolListDiff,
     "ToolChange": ToolChange,
     "ToolHint": ToolHint,
     "ToolCounts": ToolCounts,
-    "DriftFinding": Finding,
-    "DriftExample": Example,
+    "Finding": Finding,
+    "Example": Example,
+    "PaymentRequirements": PaymentRequirements,
+    "X402ResourceInfo": ResourceInfo,
 }
-#: Results are serialised whole (no member left out), so their schemas require every member;
-#: a diff is serialised without its empty members (``exclude_none``).
-SERIALISED_WHOLE = set(MODELS) - {
-    "CheckRequest", "PaymentRequirements", "X402ResourceInfo", "ToolListDiff", "ToolChange", "ToolHint",
-    "DriftFinding",
-}  # fmt: skip
+#: Results are serialised whole (no member left out), so their schemas require every member.
+SERIALISED_WHOLE = set(MODELS) - {"CheckRequest", "BaselineRequest", "PaymentRequirements", "X402ResourceInfo"}
 
 
 def properties_of(model: type[BaseModel]) -> set[str]:
