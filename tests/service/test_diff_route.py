@@ -265,12 +265,12 @@ def test_the_costliest_body_within_the_caps_is_bounded_by_the_time_limit(service
     body = costly_body(1100)
     raw = json.dumps(body, separators=(",", ":")).encode()
     assert len(raw) <= 1_048_576
-    with service(diff_timeout_s=1.0) as base:
+    with service(diff_timeout_s=0.5) as base:
         started = time.monotonic()
         response = post(base, raw)
         took = time.monotonic() - started
         quick = post(base, {"before": [], "after": []})
     print(f"the costliest body ({len(raw)} bytes): {response.status_code} after {took:.2f} s")
     assert (response.status_code, reason_of(response)) == (422, "diff_too_costly")
-    assert took < 3.0, took
+    assert took < 2.5, took  # the limit, a tool's comparison, the upload and a quarter of a second of parsing
     assert quick.status_code == 200
