@@ -237,7 +237,7 @@ def test_a_database_that_is_away_fails_no_check_that_named_no_baseline(service: 
         (
             '{"url": "%s", "baseline": {"tools": [{"name": "a", "inputSchema": {"type": "a", "type": "b"}}]}}',
             "invalid_baseline",
-        ),  # noqa: E501
+        ),
         ('{"url": "%s", "headers": {"X-A": "1", "X-A": "2"}}', "header_duplicate"),
         ('{"url": "%s", "include": [], "include": []}', "invalid_body"),
     ],
