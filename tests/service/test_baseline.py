@@ -102,8 +102,15 @@ def sonde(
         yield base, nat
 
 
-def put(base: str, body: dict[str, Any] | None = None, server: str = SERVER, **headers: str) -> httpx2.Response:
-    return httpx2.put(f"{base}/v1/servers/{server}/baseline", json=body, headers=headers, timeout=30)
+def put(
+    base: str, body: dict[str, Any] | None = None, *, server: str = SERVER, headers: dict[str, str] | None = None
+) -> httpx2.Response:
+    return httpx2.put(f"{base}/v1/servers/{server}/baseline", json=body, headers=headers or {}, timeout=30)
+
+
+def raw_put(base: str, content: bytes, media_type: str) -> httpx2.Response:
+    url = f"{base}/v1/servers/{SERVER}/baseline"
+    return httpx2.put(url, content=content, headers={"content-type": media_type}, timeout=10)
 
 
 PROOF = {"MCP-Sonde-Proof": "host"}
@@ -117,7 +124,7 @@ def test_the_token_placed_on_the_host_approves_the_newest_complete_list(
         offered = put(base)  # no body: the newest run that read the whole list
         proof = offered.json()["host_proof"]
         proof_host.place("0" * 64, proof["token"])
-        approved = put(base, **PROOF)
+        approved = put(base, headers=PROOF)
         kept = httpx2.get(f"{base}/v1/servers/{SERVER}/baseline", timeout=10)
     assert (offered.status_code, reason_of(offered)) == (402, "payment_required")
     assert offered.headers["cache-control"] == "no-store" and "x-ratelimit-remaining" in offered.headers
@@ -143,7 +150,7 @@ def test_a_wrong_token_approves_nothing(service: Service, tmp_path: Path, proof_
     seed(tmp_path, FIRST)
     proof_host.place("0" * 64)
     with sonde(service, tmp_path, proof_host) as (base, _nat):
-        refused = put(base, {"run_id": FIRST.run_id}, **PROOF)
+        refused = put(base, {"run_id": FIRST.run_id}, headers=PROOF)
         kept = httpx2.get(f"{base}/v1/servers/{SERVER}/baseline", timeout=10)
     assert (refused.status_code, reason_of(refused)) == (403, "proof_invalid")
     assert refused.headers["cache-control"] == "no-store"
@@ -157,8 +164,8 @@ def test_a_public_token_approves_only_its_own_tool_set(service: Service, tmp_pat
         first_token = put(base, {"run_id": FIRST.run_id}).json()["host_proof"]["token"]
         second_token = put(base, {"run_id": SECOND.run_id}).json()["host_proof"]["token"]
         proof_host.place(first_token)
-        replayed = put(base, {"run_id": SECOND.run_id}, **PROOF)
-        own = put(base, {"run_id": FIRST.run_id}, **PROOF)
+        replayed = put(base, {"run_id": SECOND.run_id}, headers=PROOF)
+        own = put(base, {"run_id": FIRST.run_id}, headers=PROOF)
     assert first_token != second_token
     assert (replayed.status_code, reason_of(replayed)) == (403, "proof_invalid")
     assert own.status_code == 200 and own.json()["run_id"] == FIRST.run_id and own.json()["tool_count"] == 2
@@ -170,7 +177,7 @@ def test_a_document_over_64_kb_is_not_read(service: Service, tmp_path: Path, pro
         token = put(base).json()["host_proof"]["token"]
         padding = "x" * (64 * 1024)
         proof_host.serve(json.dumps({"mcp-sonde": {"baseline_tokens": [token]}, "padding": padding}).encode())
-        refused = put(base, **PROOF)
+        refused = put(base, headers=PROOF)
     assert (refused.status_code, reason_of(refused)) == (403, "proof_invalid")
     assert "larger than 65536 bytes" in refused.json()["detail"]
 
@@ -181,7 +188,7 @@ def test_a_slow_host_runs_out_of_time(service: Service, tmp_path: Path, proof_ho
         token = put(base).json()["host_proof"]["token"]
         proof_host.serve(json.dumps({"mcp-sonde": {"baseline_tokens": [token]}}).encode(), delay_s=2.0)
         started = time.monotonic()
-        refused = put(base, **PROOF)
+        refused = put(base, headers=PROOF)
         took = time.monotonic() - started
     assert (refused.status_code, reason_of(refused)) == (403, "proof_timeout")
     assert took < 1.8
@@ -192,12 +199,13 @@ def test_redirects_stay_on_the_host(service: Service, tmp_path: Path, proof_host
     with sonde(service, tmp_path, proof_host) as (base, nat):
         token = put(base).json()["host_proof"]["token"]
         proof_host.serve(b"", 302, {"location": f"https://elsewhere.sonde-proof.net{WELL_KNOWN}"})
-        off_host = put(base, **PROOF)
+        off_host = put(base, headers=PROOF)
         proof_host.serve(b"", 301, {"location": "/proofs/mcp-sonde.json"})
-        proof_host.serve(json.dumps({"mcp-sonde": {"baseline_tokens": [token]}}).encode(), path="/proofs/mcp-sonde.json")
-        same_host = put(base, **PROOF)
+        document = json.dumps({"mcp-sonde": {"baseline_tokens": [token]}}).encode()
+        proof_host.serve(document, path="/proofs/mcp-sonde.json")
+        same_host = put(base, headers=PROOF)
         proof_host.serve(b"", 302, {"location": WELL_KNOWN})  # to itself, for ever
-        looping = put(base, **PROOF)
+        looping = put(base, headers=PROOF)
     assert (off_host.status_code, reason_of(off_host)) == (403, "proof_redirect_refused")
     assert same_host.status_code == 200, same_host.text
     assert (looping.status_code, reason_of(looping)) == (403, "proof_redirect_refused")
@@ -209,7 +217,7 @@ def test_a_host_at_a_private_address_is_refused_by_the_guard(
 ) -> None:
     seed(tmp_path, FIRST)
     with sonde(service, tmp_path, proof_host, address="10.0.0.7") as (base, nat):
-        refused = put(base, **PROOF)
+        refused = put(base, headers=PROOF)
     assert (refused.status_code, reason_of(refused)) == (422, "address_not_public")
     assert nat.dialled == [] and proof_host.server.seen == []
 
@@ -220,18 +228,16 @@ def test_unknown_servers_runs_documents_and_malformed_requests(
     seed(tmp_path, FIRST, run(5, tools=None, status="timeout", reason="handshake_timeout"))
     with sonde(service, tmp_path, proof_host) as (base, _nat):
         answers = {
-            "unknown run": put(base, {"run_id": "f" * 64}, **PROOF),
-            "run without a list": put(base, {"run_id": run(5).run_id}, **PROOF),
+            "unknown run": put(base, {"run_id": "f" * 64}, headers=PROOF),
+            "run without a list": put(base, {"run_id": run(5).run_id}, headers=PROOF),
             "unknown server": put(base, server="0" * 24),
             "malformed server id": put(base, server="G" * 24),
-            "no document": put(base, **PROOF),
+            "no document": put(base, headers=PROOF),
             "bad run id": put(base, {"run_id": "F" * 64}),
             "extra member": put(base, {"run_id": FIRST.run_id, "by": "me"}),
-            "bad proof header": put(base, **{"MCP-Sonde-Proof": "dns"}),
-            "not json": httpx2.put(f"{base}/v1/servers/{SERVER}/baseline", content=b"{", timeout=10,
-                                   headers={"content-type": "application/json"}),  # fmt: skip
-            "not json media": httpx2.put(f"{base}/v1/servers/{SERVER}/baseline", content=b"{}", timeout=10,
-                                         headers={"content-type": "text/plain"}),  # fmt: skip
+            "bad proof header": put(base, headers={"MCP-Sonde-Proof": "dns"}),
+            "not json": raw_put(base, b"{", "application/json"),
+            "not json media": raw_put(base, b"{}", "text/plain"),
             "unknown server's baseline": httpx2.get(f"{base}/v1/servers/{'0' * 24}/baseline", timeout=10),
         }
     assert {name: (a.status_code, reason_of(a)) for name, a in answers.items()} == {
@@ -254,7 +260,7 @@ def test_a_database_that_does_not_answer_is_503(service: Service) -> None:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
     with service(database_url=f"postgresql+asyncpg://postgres@127.0.0.1:{port}/none") as base:
-        approving = put(base, **PROOF)
+        approving = put(base, headers=PROOF)
         reading = httpx2.get(f"{base}/v1/servers/{SERVER}/baseline", timeout=10)
     assert (approving.status_code, reason_of(approving)) == (503, "history_unavailable")
     assert (reading.status_code, reason_of(reading)) == (503, "history_unavailable")
