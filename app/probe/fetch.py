@@ -109,10 +109,15 @@ async def _fetch(
     current = target
     try:
         async with transport:
-            for _hop in range(redirects + 1):
+            for hop in range(redirects + 1):
                 response = await transport.handle_async_request(httpx2.Request("GET", current.url, headers=sent))
                 try:
-                    if response.status_code in REDIRECTS:
+                    status = response.status_code
+                    if status in REDIRECTS and hop == redirects:
+                        why = "redirects are not followed" if redirects == 0 else f"more than {redirects} redirects"
+                        message = f"{current.url} answered HTTP {status} ({why})"
+                        raise FetchFailed("fetch_redirect_refused", message, status)
+                    if status in REDIRECTS:
                         current = _same_origin(target, current, response.headers.get("location"), allow_private)
                         continue
                     if response.status_code != 200:
@@ -123,7 +128,7 @@ async def _fetch(
                     await response.aclose()
     except httpx2.HTTPError as exc:
         raise FetchFailed("fetch_unreachable", f"{current.url} could not be fetched ({type(exc).__name__})") from None
-    raise FetchFailed("fetch_redirect_refused", f"{target.url} redirected more than {redirects} times")
+    raise AssertionError("unreachable: the last hop answers or raises")  # pragma: no cover
 
 
 def _same_origin(target: TargetUrl, current: TargetUrl, location: str | None, allow_private: bool) -> TargetUrl:

@@ -70,7 +70,7 @@ def _asks_proof(request: Request) -> bool:
 
 async def approve_baseline(request: Request) -> Response:
     """``PUT /v1/servers/{server_id}/baseline`` (see the module docs)."""
-    services, server_id = _services(request), _server_id(request)
+    services = _services(request)
     client = rate_key(client_ip(request, services.trusted_proxies))
     try:
         decision = await services.admit(client)
@@ -78,7 +78,7 @@ async def approve_baseline(request: Request) -> Response:
         exc.headers = exc.headers | NO_STORE
         raise
     try:
-        response = await _approve(request, services, server_id, client)
+        response = await _approve(request, services, _server_id(request), client)
     except ApiError as exc:
         exc.headers = decision.headers() | exc.headers | NO_STORE
         raise

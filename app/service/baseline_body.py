@@ -21,6 +21,7 @@ from app.history.records import Baseline, Toolset
 from app.service.body import is_json, read_body
 from app.service.errors import ApiError
 from app.service.services import Services
+from app.settings import Settings
 
 PROOF_HEADER = "MCP-Sonde-Proof"
 
@@ -87,10 +88,10 @@ def view(server_id: str, baseline: Baseline) -> dict[str, Any]:
     }
 
 
-def resource(services: Services, server_id: str) -> ResourceInfo:
+def resource(settings: Settings, server_id: str) -> ResourceInfo:
     """The paid resource: this server's baseline route, by its public URL."""
     return ResourceInfo(
-        url=f"{services.settings.public_base_url}/v1/servers/{server_id}/baseline",
+        url=f"{settings.public_base_url}/v1/servers/{server_id}/baseline",
         description="Approval of one MCP server's baseline tool list (the price of one check).",
         mime_type="application/json",
     )

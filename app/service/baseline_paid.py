@@ -43,9 +43,12 @@ def paid_request(server_id: str, run_id: str | None) -> bytes:
 
 def offer(services: Services, server_id: str, instructions: dict[str, Any], exc: ApiError) -> ApiError:
     """A 402 of this route: the ``PaymentRequired`` document of the baseline resource, with ``host_proof``."""
-    if exc.status_code != 402:
-        return exc
     settings = services.settings
+    if exc.status_code != 402:
+        if "PAYMENT-REQUIRED" in exc.headers:  # (invalid_payment: the document names this resource too)
+            document = payment_required(settings, exc.reason, resource(settings, server_id))
+            exc.headers = exc.headers | {"PAYMENT-REQUIRED": encode_payment_required_header(document)}
+        return exc
     message = exc.message
     if exc.reason == "payment_required":
         how = (
@@ -57,7 +60,7 @@ def offer(services: Services, server_id: str, instructions: dict[str, Any], exc:
             if services.payments.enabled
             else f"paid approvals are not configured on this instance (accepts is empty); {how}"
         )
-    document = payment_required(settings, exc.reason, resource(services, server_id))
+    document = payment_required(settings, exc.reason, resource(settings, server_id))
     body = document.model_dump(mode="json", by_alias=True, exclude_none=True)
     body |= {"message": message, "host_proof": instructions}
     headers = exc.headers | {"PAYMENT-REQUIRED": encode_payment_required_header(document), "Cache-Control": "no-store"}

@@ -72,7 +72,10 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "history_unavailable": (503, "The history database does not answer; try again shortly."),
     "run_not_found": (404, "The server has no kept run with this id (or none) that read its whole tool list."),
     "baseline_not_found": (404, "No baseline was approved for this server."),
-    "invalid_baseline_request": (422, "The body must be a JSON object with at most run_id (64 lower-case hex)."),
+    "invalid_baseline_request": (
+        400,
+        "The body must be empty or a JSON object with at most run_id (64 lower-case hex).",
+    ),
     "invalid_proof_header": (400, "MCP-Sonde-Proof takes one value: host."),
     "proof_not_found": (
         403,

@@ -30,6 +30,7 @@ from tests.history.test_store import run as sample_run
 from tests.servers.network import PUBLIC, FixedResolver, LoopbackNat, server_context
 from tests.servers.raw import RawServer, Request, send
 from tests.service.conftest import Service, reason_of
+from tests.service.test_openapi_document import DOCUMENT_POINTER, validator
 
 HOST = "mcp.sonde-proof.net"
 URL = f"https://{HOST}/mcp"
@@ -141,6 +142,10 @@ def test_the_token_placed_on_the_host_approves_the_newest_complete_list(
     assert body["schema_fingerprint"] == "9" * 64 and body["definitions_sha256"] == proof["definitions_sha256"]
     assert approved.headers["cache-control"] == "no-store"
     assert kept.status_code == 200 and kept.json() == body
+    schemas = DOCUMENT_POINTER + "/components/schemas/"
+    validator(schemas + "BaselinePaymentRequired").validate(offered.json())  # as the contract says
+    validator(schemas + "Baseline").validate(body)
+    validator(schemas + "ProofDocument").validate(proof["document"])
     (fetched,) = proof_host.server.requests_to(WELL_KNOWN)
     assert fetched.method == "GET" and fetched.headers["user-agent"].startswith("mcp-sonde/")
     assert set(nat.dialled) == {(str(PUBLIC), 443)}
@@ -246,8 +251,8 @@ def test_unknown_servers_runs_documents_and_malformed_requests(
         "unknown server": (404, "server_not_found"),
         "malformed server id": (404, "server_not_found"),
         "no document": (403, "proof_not_found"),
-        "bad run id": (422, "invalid_baseline_request"),
-        "extra member": (422, "invalid_baseline_request"),
+        "bad run id": (400, "invalid_baseline_request"),
+        "extra member": (400, "invalid_baseline_request"),
         "bad proof header": (400, "invalid_proof_header"),
         "not json": (400, "invalid_json"),
         "not json media": (415, "unsupported_media_type"),

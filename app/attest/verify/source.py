@@ -60,7 +60,5 @@ async def fetch(url: str, *, allow_private: bool = False, ca_bundle: str | None 
     except ResolverBusy as exc:
         raise _unavailable(f"the keys URL's host did not resolve ({exc.reason})") from None
     except FetchFailed as exc:
-        if exc.reason == "fetch_redirect_refused":
-            raise _unavailable("the keys URL answered a redirect (redirects are not followed)") from None
         raise _unavailable(f"the key document could not be fetched: {exc.message}") from None
     return fetched.body
