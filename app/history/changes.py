@@ -68,7 +68,7 @@ async def _change(db: AsyncConnection, server: int, run: int, at: datetime, old:
     await db.execute(
         changes.insert().values(
             server=server, run=run, observed_at=at, from_toolset=old, to_toolset=new,
-            verdict=diff.verdict, diff=pack(diff.model_dump(mode="json", exclude_none=True)),
+            verdict=diff.verdict, diff=pack(diff.model_dump(mode="json")),
         )
     )  # fmt: skip
 

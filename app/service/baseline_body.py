@@ -26,7 +26,7 @@ from app.settings import Settings
 PROOF_HEADER = "MCP-Sonde-Proof"
 
 
-class BaselineRequest(BaseModel):
+class ApprovalRequest(BaseModel):
     """``PUT /v1/servers/{server_id}/baseline`` body (optional as a whole)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -44,7 +44,7 @@ def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return dict(pairs)
 
 
-async def read_baseline_request(request: Request, max_bytes: int, timeout_s: float) -> BaselineRequest:
+async def read_baseline_request(request: Request, max_bytes: int, timeout_s: float) -> ApprovalRequest:
     """The body: empty, or ``application/json`` with at most ``run_id`` (read as the check's body is).
 
     Raises:
@@ -53,7 +53,7 @@ async def read_baseline_request(request: Request, max_bytes: int, timeout_s: flo
     """
     body = await read_body(request, max_bytes, timeout_s)
     if not body:
-        return BaselineRequest()
+        return ApprovalRequest()
     if not is_json(request.headers.get("content-type", "")):
         raise ApiError("unsupported_media_type", "send the body as application/json")
     refused = ApiError("invalid_baseline_request", 'the body is {"run_id": "<64 hex>"}, {} or nothing')
@@ -66,7 +66,7 @@ async def read_baseline_request(request: Request, max_bytes: int, timeout_s: flo
     except RecursionError as exc:
         raise ApiError("invalid_json", "the body is not valid JSON") from exc
     try:
-        return BaselineRequest.model_validate(payload)
+        return ApprovalRequest.model_validate(payload)
     except ValidationError:
         raise refused from None
 

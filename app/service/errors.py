@@ -19,7 +19,16 @@ from app.payment.errors import PaymentError
 #: reason -> (HTTP status, meaning)
 API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "invalid_json": (400, "The body is not valid JSON."),
-    "invalid_body": (422, "The body must be a JSON object: url, and optionally include and headers."),
+    "invalid_body": (422, "The body must be a JSON object: url, and optionally include, headers and baseline."),
+    "invalid_baseline": (
+        422,
+        "baseline is an object with exactly one of run_id, schema_fingerprint (64 hex each) or tools.",
+    ),
+    "baseline_not_found": (
+        404,
+        "No stored run or tool list matches the baseline named, or no baseline was approved for the server; "
+        "nothing was charged.",
+    ),
     "header_name_invalid": (422, "A credential header name is not an HTTP token of 1 to 64 characters."),
     "header_not_allowed": (422, "A credential header that the probe sets itself, or that may not be sent."),
     "header_value_invalid": (422, "A credential header value is not 1 to 4,096 visible ASCII characters."),
@@ -71,7 +80,6 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "server_not_found": (404, "No check of this server is kept here (a server id is 24 hex characters)."),
     "history_unavailable": (503, "The history database does not answer; try again shortly."),
     "run_not_found": (404, "The server has no kept run with this id (or none) that read its whole tool list."),
-    "baseline_not_found": (404, "No baseline was approved for this server."),
     "invalid_baseline_request": (
         400,
         "The body must be empty or a JSON object with at most run_id (64 lower-case hex).",

@@ -20,7 +20,8 @@ from referencing.jsonschema import DRAFT202012
 from x402.schemas import PaymentRequired, PaymentRequirements, ResourceInfo, SettleResponse
 
 from app.checks.catalogue import catalogue
-from app.checks.model import CategoryInfo, CheckResult, CheckVerdict, SuiteInfo, ToolDefinition
+from app.checks.model import BaselineComparison, CategoryInfo, CheckResult, CheckVerdict, SuiteInfo, ToolDefinition
+from app.drift import Example, Finding, ToolChange, ToolCounts, ToolHint, ToolListDiff
 from app.guard.url import REFUSAL_REASONS
 from app.history.proof import proof_document
 from app.payment import payment_required
@@ -32,8 +33,8 @@ from app.probe.result import ProbeResult, ServerInfo, SessionInfo, Timings, Tool
 from app.probe.tls import TlsInfo
 from app.service import badge_cache
 from app.service.badge import CSP, ERROR_STATES, answer, json_of, svg_of
-from app.service.baseline_body import PROOF_HEADER, BaselineRequest, resource
-from app.service.body import CheckRequest
+from app.service.baseline_body import PROOF_HEADER, ApprovalRequest, resource
+from app.service.body import BaselineRequest, CheckRequest
 from app.service.checkflow import Served
 from app.service.cors import EXPOSED_HEADERS
 from app.service.errors import API_REASONS
@@ -81,6 +82,8 @@ ALSO: dict[str, set[str]] = {
         *("rate_limited", "client_lookups_busy", "resolver_busy", *REFUSAL_REASONS),
     },
 }
+#: Reasons the check route gives as well as the operations of ELSEWHERE.
+SHARED_WITH_CHECK = frozenset({"history_unavailable", "baseline_not_found"})
 #: Reasons only the router gives (an unknown path, a wrong method): no documented operation answers them.
 ROUTER_ONLY = frozenset({"not_found", "method_not_allowed", "http_error"})
 #: What BoundedBody answers on /mcp before the MCP transport sees the request.
@@ -125,6 +128,7 @@ def expected_reasons() -> set[tuple[str, int, str]]:
     on: dict[str, set[str]] = {label: {"internal_error"} for label, _operation in operations()}
     elsewhere = {reason for reasons in ELSEWHERE.values() for reason in reasons}
     on[CHECK] = set(statuses) - ROUTER_ONLY - elsewhere - {r for r, (_s, op) in PENDING.items() if op != CHECK}
+    on[CHECK] |= SHARED_WITH_CHECK
     for label, reasons in (*ELSEWHERE.items(), *ALSO.items()):
         on[label] |= reasons
     on["POST /mcp"] |= MCP_BODY
@@ -239,11 +243,19 @@ MODELS: dict[str, type[BaseModel]] = {
     "CategoryInfo": CategoryInfo,
     "ToolDefinition": ToolDefinition,
     "CheckRequest": CheckRequest,
+    "BaselineRequest": BaselineRequest,
+    "BaselineComparison": BaselineComparison,
+    "ToolListDiff": ToolListDiff,
+    "ToolChange": ToolChange,
+    "ToolHint": ToolHint,
+    "ToolCounts": ToolCounts,
+    "Finding": Finding,
+    "Example": Example,
     "PaymentRequirements": PaymentRequirements,
     "X402ResourceInfo": ResourceInfo,
 }
 #: Results are serialised whole (no member left out), so their schemas require every member.
-SERIALISED_WHOLE = set(MODELS) - {"CheckRequest", "PaymentRequirements", "X402ResourceInfo"}
+SERIALISED_WHOLE = set(MODELS) - {"CheckRequest", "BaselineRequest", "PaymentRequirements", "X402ResourceInfo"}
 
 
 def properties_of(model: type[BaseModel]) -> set[str]:
@@ -491,7 +503,7 @@ def test_the_baseline_402_example_is_the_document_the_code_builds() -> None:
     assert kept == built.model_dump(mode="json", by_alias=True, exclude_none=True)
     proof = example["host_proof"]
     assert proof["document"] == proof_document(proof["token"]) and proof["header"]["name"] == PROOF_HEADER
-    BaselineRequest.model_validate(DOCUMENT["paths"]["/v1/servers/{server_id}/baseline"]["put"]["requestBody"]
+    ApprovalRequest.model_validate(DOCUMENT["paths"]["/v1/servers/{server_id}/baseline"]["put"]["requestBody"]
                                    ["content"]["application/json"]["examples"]["run"]["value"])  # fmt: skip
 
 
