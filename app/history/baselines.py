@@ -4,9 +4,9 @@ A baseline is a stored tool list found by the run that read it (its attestation 
 schema fingerprint (the newest stored list with that fingerprint: lists that differ only in
 descriptions share one), as the list of the server's newest run that read one in full, or the
 server's approved one (``baselines``: one per server; approving again replaces it). The table
-keeps the tool set, not the run: an approved baseline is given with the server's newest kept
-run that read that list (none once pruning took them all). Who may approve is the service's
-concern (:mod:`app.service.baseline`).
+keeps the tool set, not the run: asked for, an approved baseline is given with the server's
+newest kept run that read that list (none once pruning took them all). Who may approve is the
+service's concern (:mod:`app.service.baseline`).
 """
 
 from __future__ import annotations
@@ -80,8 +80,9 @@ async def latest(db: AsyncConnection, server_id: str) -> Toolset | None:
     return None if row is None else _toolset(row, row.run_id)
 
 
-async def approved(db: AsyncConnection, server_id: str) -> Baseline | None:
-    """The baseline approved for the server, if any, with the server's newest kept run that read it."""
+async def approved(db: AsyncConnection, server_id: str, newest_run: bool = False) -> Baseline | None:
+    """The baseline approved for the server, if any (with ``newest_run``, with the server's newest
+    kept run that read it as its ``run_id``)."""
     query = (
         select(*_COLUMNS, baselines.c.server, baselines.c.approved_at, baselines.c.approved_by)
         .join(baselines, baselines.c.toolset == toolsets.c.id)
@@ -97,7 +98,7 @@ async def approved(db: AsyncConnection, server_id: str) -> Baseline | None:
         .order_by(runs.c.observed_at.desc(), runs.c.id.desc())
         .limit(1)
     )
-    run_id = await db.scalar(newest)
+    run_id = await db.scalar(newest) if newest_run else None
     return Baseline(toolset=_toolset(row, run_id), approved_at=utc(row.approved_at), approved_by=row.approved_by)
 
 

@@ -69,8 +69,8 @@ class History(Protocol):
         its schema fingerprint, or with ``server_id`` alone the server's newest complete one."""
         ...
 
-    async def baseline(self, server_id: str) -> Baseline | None:
-        """The baseline approved for the server."""
+    async def baseline(self, server_id: str, newest_run: bool = False) -> Baseline | None:
+        """The baseline approved for the server (``newest_run``: with its newest kept run that read it)."""
         ...
 
     async def approve(self, server_id: str, run_id: str, by: str, confirm: Confirm | None = None) -> Baseline | None:
@@ -250,10 +250,10 @@ class SqlHistory:
             assert server_id is not None
             return await lookups.latest(db, server_id)
 
-    async def baseline(self, server_id: str) -> Baseline | None:
+    async def baseline(self, server_id: str, newest_run: bool = False) -> Baseline | None:
         """See :meth:`History.baseline`."""
         async with self.engine.connect() as db:
-            return await lookups.approved(db, server_id)
+            return await lookups.approved(db, server_id, newest_run)
 
     async def approve(self, server_id: str, run_id: str, by: str, confirm: Confirm | None = None) -> Baseline | None:
         """See :meth:`History.approve` (``confirm`` runs inside the approval's transaction, which

@@ -15,7 +15,7 @@ Without either the answer is 402: the x402 ``PaymentRequired`` document for this
 with ``host_proof`` telling how to prove control instead (the token, the document to place,
 where, and the header). With the proof header no payment is taken.
 
-Order: id form, the client's rate limit (the check route's budget), the body, then the
+Order: the client's rate limit (the check route's budget), the id's form, the body, then the
 history (unknown server or run: 404; a database that does not answer: 503), then the proof or
 the payment. Nothing is charged for an approval that is not written. Every ``PUT`` answer says
 ``Cache-Control: no-store`` and carries the client's rate-limit headers.
@@ -24,7 +24,6 @@ the payment. Nothing is charged for an approval that is not written. Every ``PUT
 from __future__ import annotations
 
 import logging
-import re
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -40,10 +39,10 @@ from app.service.baseline_paid import approve_paid
 from app.service.clientip import client_ip, rate_key
 from app.service.errors import ApiError
 from app.service.routes import NO_STORE
+from app.service.servers import SERVER_ID
 from app.service.services import Services
 
 logger = logging.getLogger("mcp_sonde.service")
-SERVER_ID = re.compile(r"^[0-9a-f]{24}$")
 _CACHE = {"Cache-Control": "public, max-age=60"}
 
 
@@ -153,7 +152,7 @@ async def baseline(request: Request) -> Response:
     history = services.recorder.history
     try:
         server = await history.server(server_id)
-        approved = await history.baseline(server_id) if server else None
+        approved = await history.baseline(server_id, newest_run=True) if server else None
     except Exception as exc:  # any driver or network fault: the database does not answer
         raise unavailable(exc) from exc
     if server is None:

@@ -4,6 +4,7 @@ server, the approved baseline with its newest kept run, and an approval undone b
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -47,11 +48,13 @@ async def test_the_approved_baseline_names_the_newest_kept_run_that_read_it(hist
     await history.record(run(2))  # the first list again
     approved = await history.approve(SERVER, run(0).run_id, "host_proof")
     assert approved is not None and approved.toolset.run_id == run(0).run_id
-    kept = await history.baseline(SERVER)
+    kept = await history.baseline(SERVER, newest_run=True)
     assert kept is not None and kept.toolset.run_id == run(2).run_id  # the newest run that read it
     assert kept.toolset.definitions_sha256 == approved.toolset.definitions_sha256
+    plain = await history.baseline(SERVER)
+    assert plain is not None and plain.toolset.run_id is None and plain.toolset == replace(kept.toolset, run_id=None)
     await history.prune(T0 + timedelta(hours=5))
-    gone = await history.baseline(SERVER)
+    gone = await history.baseline(SERVER, newest_run=True)
     assert gone is not None and gone.toolset.run_id is None and gone.toolset.definitions == TOOLS
 
 
