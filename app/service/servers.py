@@ -29,6 +29,7 @@ from app.service.services import Services
 from badges import STYLES, Style, render_svg
 
 SERVER_ID = re.compile(r"^[0-9a-f]{24}$")
+DAYS = re.compile(r"[0-9]{1,2}")  # ASCII digits only: int() would take "+5" and full-width digits
 _CACHE = {"Cache-Control": "public, max-age=60"}
 
 
@@ -77,10 +78,8 @@ async def server(request: Request) -> Response:
 async def server_history(request: Request) -> Response:
     """``GET /v1/servers/{server_id}/history?days=90``: daily states, latency percentiles, status changes."""
     services, server_id = _services(request), _server_id(request)
-    try:
-        window = int(request.query_params.get("days", "90"))
-    except ValueError:
-        window = 0
+    asked = request.query_params.get("days", "90")
+    window = int(asked) if DAYS.fullmatch(asked) else 0
     if not 1 <= window <= 90:
         raise ApiError("invalid_query", "days is a whole number from 1 to 90")
     history = services.recorder.history
