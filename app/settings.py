@@ -125,8 +125,10 @@ class Settings(BaseSettings):
         default=1_048_576, ge=1024, le=16 * 1_048_576, description="Largest body of POST /v1/mcp/diff, bytes."
     )
     diff_timeout_s: float = Field(
-        default=3.0, gt=0, le=60, description="Most one comparison of POST /v1/mcp/diff may take (then 422), seconds."
-    )
+        default=2.0, gt=0, le=60,
+        description="Seconds the schema comparisons of one POST /v1/mcp/diff may take (the tools left are unknown, "
+        "list_too_large), and most it waits for a comparison slot (then 503).",
+    )  # fmt: skip
     diff_concurrency: int = Field(
         default=2, ge=1, le=64, description="Comparisons of POST /v1/mcp/diff running at once per process."
     )
@@ -222,6 +224,10 @@ class Settings(BaseSettings):
     history_prune_delay_s: float = Field(
         default=60.0, ge=0, le=86_400, description="Wait after the start before the service's first prune, seconds."
     )
+    baseline_proof_timeout_s: float = Field(
+        default=5.0, gt=0, le=30,
+        description="Budget of fetching a host's proof document (/.well-known/mcp-sonde.json), seconds.",
+    )  # fmt: skip
 
     # --- payment (x402 v2) ---------------------------------------------------------------------
     pay_to: str | None = Field(

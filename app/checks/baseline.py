@@ -13,11 +13,17 @@ Policy:
   request is cleaned the same way first, so a cut a cleaning makes is never a change. Its
   fingerprints are those of the definitions as given (``docs/fingerprints.md``).
 - ``toolset_unchanged_vs_baseline``: ``verified`` when both list the same names, else ``failed``
-  (``toolset_changed``) with the names added and removed, and the likely renames.
+  (``toolset_changed``) with the names added and removed, and the likely renames. Where both
+  toolset fingerprints are known (they are of the names as listed, before any cleaning) they
+  decide: names that differ only past what a cleaned definition keeps (128 characters, control
+  characters) are a change all the same (evidence ``beyond_kept_definitions``).
 - ``schema_unchanged_vs_baseline``: ``verified`` when no tool both list changed its
   ``inputSchema`` or ``outputSchema``, else ``failed`` with the verdict of the worst such change
   for a client as the reason: ``schema_breaking``, then ``schema_unknown``, then
-  ``schema_compatible``.
+  ``schema_compatible``. With the same names on both sides, the schema fingerprints (of the
+  input schemas as listed) decide too: different prints with no change found in the cleaned
+  definitions (a change deeper than 12 levels, past 256 members, in a long string) are
+  ``schema_unknown`` with ``beyond_kept_definitions``.
 - Evidence lists at most :data:`EVIDENCE_NAMES` names each (counts are whole); the result's
   ``baseline`` member holds the whole diff.
 """
@@ -85,11 +91,20 @@ def _names(names: Sequence[str]) -> list[str]:
     return list(names[:EVIDENCE_NAMES])
 
 
-def _toolset_verdict(diff: ToolListDiff, reference: Reference) -> CheckVerdict:
+def _differ(now: str | None, then: str | None) -> bool:
+    """Two fingerprints, both known, that differ."""
+    return now is not None and then is not None and now != then
+
+
+def _toolset_verdict(diff: ToolListDiff, reference: Reference, result: CheckResult) -> CheckVerdict:
     added = [c.name for c in diff.tools if c.change == "added"]
     removed = [c.name for c in diff.tools if c.change == "removed"]
     evidence: dict[str, Any] = {"source": reference.source, "tools": diff.counts.after}
     if not added and not removed:
+        if _differ(result.toolset_fingerprint, reference.toolset_fingerprint):
+            evidence |= {"added": [], "removed": [], "renamed": [], "beyond_kept_definitions": True}
+            evidence["counts"] = {"added": 0, "removed": 0, "renamed": 0}
+            return CheckVerdict(id=TOOLSET, state="failed", reason="toolset_changed", evidence=evidence)
         return CheckVerdict(id=TOOLSET, state="verified", evidence=evidence)
     renamed = [
         {"from": c.name, "to": c.hint.renamed_to} for c in diff.tools if c.hint is not None and c.hint.renamed_to
@@ -101,9 +116,15 @@ def _toolset_verdict(diff: ToolListDiff, reference: Reference) -> CheckVerdict:
     return CheckVerdict(id=TOOLSET, state="failed", reason="toolset_changed", evidence=evidence)
 
 
-def _schema_verdict(diff: ToolListDiff, reference: Reference) -> CheckVerdict:
+def _schema_verdict(diff: ToolListDiff, reference: Reference, result: CheckResult) -> CheckVerdict:
     changed = [c for c in diff.tools if c.change in _SCHEMA_CHANGES]
     evidence: dict[str, Any] = {"source": reference.source}
+    same_names = not _differ(result.toolset_fingerprint, reference.toolset_fingerprint) and not any(
+        c.change in ("added", "removed") for c in diff.tools
+    )
+    if not changed and same_names and _differ(result.schema_fingerprint, reference.schema_fingerprint):
+        evidence |= {"changed": [], "count": 0, "beyond_kept_definitions": True}
+        return CheckVerdict(id=SCHEMA, state="failed", reason="schema_unknown", evidence=evidence)
     if not changed:
         return CheckVerdict(id=SCHEMA, state="verified", evidence=evidence | {"compared": diff.counts.unchanged})
     worst = next(v for v in _WORST if any(c.verdict == v for c in changed))
@@ -131,7 +152,7 @@ def compared(result: CheckResult, reference: Reference | None, *, unavailable: b
     if needs_diff(result):
         assert result.tool_definitions is not None
         diff = diff_tools(list(reference.definitions), result.tool_definitions)
-        judged = {TOOLSET: _toolset_verdict(diff, reference), SCHEMA: _schema_verdict(diff, reference)}
+        judged = {TOOLSET: _toolset_verdict(diff, reference, result), SCHEMA: _schema_verdict(diff, reference, result)}
         checks = [judged.get(v.id, v) if v.reason == "no_baseline" else v for v in checks]
     comparison = BaselineComparison(
         source=reference.source, run_id=reference.run_id, schema_fingerprint=reference.schema_fingerprint,

@@ -9,7 +9,6 @@ their arguments: nothing here opens a socket or reads a file, and nothing import
 
 from __future__ import annotations
 
-from app.drift.limits import OutOfTime
 from app.drift.model import Admission, Example, Finding, SchemaDiff
 from app.drift.schema import admits, classify
 from app.drift.tools import ToolChange, ToolCounts, ToolHint, ToolListDiff, diff_tools
@@ -18,7 +17,6 @@ __all__ = [
     "Admission",
     "Example",
     "Finding",
-    "OutOfTime",
     "SchemaDiff",
     "ToolChange",
     "ToolCounts",

@@ -10,10 +10,6 @@ references that doubles at each level exhausts the budget instead of the time. A
 level a schema expands to at most :data:`MAX_BRANCHES` alternatives (``anyOf``/``oneOf``
 products). Findings found before a bound was hit are kept: a ``breaking`` finding with a
 checked example stays true whatever the rest of the schema holds.
-
-A whole tool list is bounded per tool only; a caller that must bound the total (a list of
-2,000 hostile tools costs seconds) gives :func:`app.drift.diff_tools` a deadline, checked
-before each tool: past it, :class:`OutOfTime`.
 """
 
 from __future__ import annotations
@@ -34,6 +30,10 @@ MAX_BRANCHES = 64
 MAX_VALUES = 256
 #: Example instances built and validated in one comparison.
 MAX_EXAMPLES = 96
+#: Seconds the schema comparisons of one whole tool list may take (2,000 tools at their full
+#: per-schema budget would take minutes); tools past it whose schemas differ are ``unknown``
+#: with ``list_too_large``.
+LIST_SECONDS = 2.0
 
 
 class Exhausted(Exception):
@@ -42,11 +42,6 @@ class Exhausted(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-class OutOfTime(Exception):
-    """A whole tool-list comparison passed its deadline (checked between tools, so it overruns the
-    deadline by at most one tool's comparison, itself bounded by :data:`MAX_STEPS`)."""
 
 
 class Budget:

@@ -35,7 +35,7 @@ from app.service.body import BaselineRequest
 from app.service.checks import CheckMode, TargetBusy
 from app.service.errors import ApiError, payment_errors
 from app.service.freepool import Draw
-from app.service.recorder import run_of
+from app.service.recorder import private, run_of
 from app.service.services import Services
 from app.service.tracing import CheckSpan
 
@@ -204,10 +204,11 @@ async def _resolve(
 
 
 async def kept(services: Services, result: ProbeResult, attestation: Attestation) -> None:
-    """Keep a served check: its envelope for ``GET /v1/attestations/{id}``, and (unless it ran with
-    the caller's credentials) the run for the history, queued (:mod:`app.service.recorder`)."""
+    """Keep a served check: its envelope for ``GET /v1/attestations/{id}``, and the run for the
+    history, queued (:mod:`app.service.recorder`), unless it was a private one
+    (:func:`app.service.recorder.private`)."""
     await services.attestations.put(attestation)
-    if isinstance(result, CheckResult) and not result.credentialed:
+    if isinstance(result, CheckResult) and not private(result):
         stored = result.model_dump_json(exclude={"attestation", "attestation_id", "tool_definitions"}).encode()
         services.recorder.submit(run_of(result, stored, attestation.id, attestation.envelope_json))
 

@@ -1,6 +1,7 @@
 """Served checks into the history, never in a check's way.
 
-A served full check (never a credentialed one) becomes a :class:`app.history.records.Run` and
+A served full check (never a private one: with the caller's credentials, or of a URL with a
+query string, :func:`private`) becomes a :class:`app.history.records.Run` and
 is put on a bounded queue (:data:`QUEUE_RUNS`); one task per process writes the queue to the
 database. The check's answer never waits for the database: while it does not answer, runs
 wait in the queue (retried with backoff, 0.5 s up to 30 s) and past its bound the newest run is
@@ -19,6 +20,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from app.checks.model import CheckResult
@@ -29,6 +31,17 @@ from app.service.metrics import Metrics
 logger = logging.getLogger("mcp_sonde.history")
 QUEUE_RUNS = 1000
 DRAIN_ON_STOP_S = 5.0
+#: Longest wait for the database's answer to ``/readyz``'s ping, seconds.
+PING_S = 1.0
+
+
+def private(result: CheckResult) -> bool:
+    """A check the history never keeps: one with the caller's credentials, or of a URL with a
+    query string. A query often carries a key (``?api_key=``, a tenant token) and then selects
+    what the server shows: kept under the URL without it, such a run would publish a tenant's
+    tools to anyone who knows the URL (as a baseline, a change) and let any caller write the
+    public URL's uptime through a query of their own."""
+    return result.credentialed or bool(urlsplit(result.url).query)
 
 
 def run_of(result: CheckResult, served: bytes, attestation_id: str, envelope: bytes) -> Run:
@@ -61,6 +74,7 @@ class Recorder:
         self._queue: asyncio.Queue[Run] = asyncio.Queue(capacity)
         self._task: asyncio.Task[None] | None = None
         self._told = 0.0
+        self._writing = False
         self.answering = True
 
     def submit(self, run: Run) -> None:
@@ -83,6 +97,7 @@ class Recorder:
         pause = 0.5
         while not self._queue.empty():
             run = self._queue.get_nowait()
+            self._writing = True
             waited = False
             while True:
                 try:
@@ -102,6 +117,7 @@ class Recorder:
                 self.answering, pause = True, 0.5
                 self._metrics.history_runs.labels(outcome="stored" if stored else "duplicate").inc()
                 break
+            self._writing = False
             self._metrics.history_queue.set(self._queue.qsize())
 
     def _down(self, exc: BaseException) -> None:
@@ -109,9 +125,20 @@ class Recorder:
             logger.warning("the history database does not answer (%s): runs wait in the queue", type(exc).__name__)
         self.answering = False
 
-    def state(self) -> dict[str, Any]:
-        """For ``/readyz``: whether the database answered last, and what waits."""
-        return {"ok": self.answering, "queued": self._queue.qsize()}
+    async def state(self) -> dict[str, Any]:
+        """For ``/readyz``: whether the database answers now (a ping bounded by :data:`PING_S`)
+        and answered the writer last, and what waits (the run being written included)."""
+        try:
+            with anyio.fail_after(PING_S):
+                answers = await self.history.ping()
+        except TimeoutError:
+            answers = False
+        writing = self._task is not None and not self._task.done() and self._writing
+        if not answers:
+            self.answering = False
+        elif not writing and self._queue.empty():
+            self.answering = True  # (nothing waits: the ping is the latest word)
+        return {"ok": answers and self.answering, "queued": self._queue.qsize() + writing}
 
     async def aclose(self) -> None:
         """Give the queue a few seconds to be written, then release the database."""

@@ -120,3 +120,27 @@ def test_request_tools_are_cleaned_and_fingerprinted_as_given() -> None:
     assert reference.schema_fingerprint is not None and len(reference.schema_fingerprint) == 64
     twice = from_request([{"name": "a"}, {"name": "a"}])
     assert (twice.schema_fingerprint, twice.toolset_fingerprint) == (None, None)  # no canonical form
+
+
+def deep(leaf: dict[str, Any], levels: int = 8) -> dict[str, Any]:
+    schema: dict[str, Any] = leaf
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+async def test_a_change_past_what_definitions_keep_is_never_verified(raw: RawServer, dev_settings: Settings) -> None:
+    """Regression: a type changed 16 levels down, and a name changed past its 128th character,
+    were cut from both cleaned lists alike, and the two checks said verified."""
+    result = await checked(raw, dev_settings, tools=["t"], schemas={"t": deep({"type": "string"})})
+    after = compared(result, from_request([entry("t", deep({"type": "integer", "maximum": 10}))]))
+    assert states(after)[TOOLSET] == ("verified", None)
+    schema = next(c for c in after.checks if c.id == SCHEMA)
+    assert (schema.state, schema.reason) == ("failed", "schema_unknown")
+    assert schema.evidence["beyond_kept_definitions"] is True
+    long = "x" * 130
+    result = await checked(raw, dev_settings, tools=[long + "_v2"])
+    after = compared(result, from_request([entry(long + "_v1")]))
+    toolset = next(c for c in after.checks if c.id == TOOLSET)
+    assert (toolset.state, toolset.reason) == ("failed", "toolset_changed")
+    assert toolset.evidence["beyond_kept_definitions"] is True

@@ -5,6 +5,8 @@ bad queries and a database that does not answer."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import socket
 from dataclasses import replace
 from pathlib import Path
@@ -42,7 +44,8 @@ def seed(data_dir: Path, lists: list[tuple[dict[str, Any], ...] | None]) -> None
         store = SqlHistory.open(database)
         try:
             for n, tools in enumerate(lists):
-                await store.record(replace(sample_run(n), url=URL, tools=tools, schema_fingerprint=f"{n:064x}"))
+                printed = hashlib.sha256(json.dumps(tools).encode()).hexdigest() if tools else None
+                await store.record(replace(sample_run(n), url=URL, tools=tools, schema_fingerprint=printed))
         finally:
             await store.aclose()
 

@@ -220,17 +220,29 @@ def costly_body(tools: int = 400) -> dict[str, Any]:
     return {"before": before, "after": after}
 
 
-def test_a_comparison_past_the_time_limit_is_422_and_stops(service: Service) -> None:
+def past_the_limit(answer: dict[str, Any]) -> list[str]:
+    """The tools whose schema comparison the time limit left undone."""
+    return [
+        change["name"]
+        for change in answer["tools"]
+        if change["verdict"] == "unknown" and [f["reason"] for f in change["findings"]] == ["list_too_large"]
+    ]
+
+
+def test_comparisons_past_the_time_limit_are_unknown_and_the_answer_comes(service: Service) -> None:
     body = costly_body()
     with service(diff_timeout_s=0.3) as base:
         started = time.monotonic()
         response = post(base, body)
         took = time.monotonic() - started
         after = post(base, {"before": [], "after": []})  # the slot was given back
-    assert (response.status_code, reason_of(response)) == (422, "diff_too_costly"), response.text
-    assert "0.3 s" in response.json()["detail"]
+    assert response.status_code == 200, response.text
     assert_budget_and_no_store(response)
-    assert took < 2.0, took  # the deadline, a tool's comparison and the parse
+    answer = response.json()
+    left = past_the_limit(answer)
+    assert 0 < len(left) < 2 * len(body["before"])  # some were judged, the rest left unjudged
+    assert answer["verdict"] == "unknown" and answer["counts"]["changed"] == len(body["before"])
+    assert took < 2.0, took  # the limit, a tool's comparison and the parse
     assert after.status_code == 200
 
 
@@ -271,6 +283,6 @@ def test_the_costliest_body_within_the_caps_is_bounded_by_the_time_limit(service
         took = time.monotonic() - started
         quick = post(base, {"before": [], "after": []})
     print(f"the costliest body ({len(raw)} bytes): {response.status_code} after {took:.2f} s")
-    assert (response.status_code, reason_of(response)) == (422, "diff_too_costly")
-    assert took < 2.5, took  # the limit, a tool's comparison, the upload and a quarter of a second of parsing
+    assert response.status_code == 200 and past_the_limit(response.json())
+    assert took < 4.0, took  # the limit, the upload, parsing, and the digests of the tools left
     assert quick.status_code == 200
