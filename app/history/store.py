@@ -16,6 +16,7 @@ from typing import Protocol
 
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.checks.canonical import canonical_bytes
@@ -94,6 +95,15 @@ class History(Protocol):
         ...
 
 
+def toolset_digest(run: Run) -> tuple[bytes, str]:
+    """The canonical form of a run's tool definitions and the key of its tool set. The
+    fingerprints (of the list as served, before cleaning) are part of the key: two lists that
+    differ only past what cleaned definitions keep are two tool sets."""
+    canonical = canonical_bytes(list(run.tools or ()))
+    prints = f"\n{run.schema_fingerprint or ''}\n{run.toolset_fingerprint or ''}".encode()
+    return canonical, hashlib.sha256(canonical + prints).hexdigest()
+
+
 class SqlHistory:
     """:class:`History` over SQLAlchemy Core (see the module docs)."""
 
@@ -107,9 +117,21 @@ class SqlHistory:
         return cls(open_engine(url))
 
     async def record(self, run: Run) -> bool:
-        """See :meth:`History.record`."""
+        """See :meth:`History.record`.
+
+        A prune that deletes the tool set this run reuses between its upsert and the run's
+        insert (the list was no server's latest any more) fails the run's foreign key: the whole
+        transaction is tried once more, which makes the tool set again. So does a redelivery
+        racing the first delivery of one run id, which the second try finds stored.
+        """
         if run.credentialed:
             raise ValueError("a credentialed check is never stored")
+        try:
+            return await self._record(run)
+        except IntegrityError:
+            return await self._record(run)
+
+    async def _record(self, run: Run) -> bool:
         async with self.engine.begin() as db:
             known = await db.scalar(select(runs.c.id).where(runs.c.run_id == run.run_id))
             if known is not None:
@@ -175,11 +197,7 @@ class SqlHistory:
 
     async def _toolset_key(self, db: AsyncConnection, run: Run) -> int:
         assert run.tools is not None
-        canonical = canonical_bytes(list(run.tools))
-        # The fingerprints (of the list as served, before cleaning) are part of the key: two lists
-        # that differ only past what cleaned definitions keep are two tool sets.
-        prints = f"\n{run.schema_fingerprint or ''}\n{run.toolset_fingerprint or ''}".encode()
-        digest = hashlib.sha256(canonical + prints).hexdigest()
+        canonical, digest = toolset_digest(run)
         made = self._insert(toolsets).values(
             definitions_sha256=digest, schema_fingerprint=run.schema_fingerprint,
             toolset_fingerprint=run.toolset_fingerprint, tool_count=len(run.tools),

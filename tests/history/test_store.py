@@ -6,14 +6,15 @@ from __future__ import annotations
 import zlib
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 
 from app.history import migrate
 from app.history.records import Run, server_id_of
 from app.history.schema import runs, server_days, servers, toolsets
-from app.history.store import SqlHistory
+from app.history.store import SqlHistory, toolset_digest
 
 pytestmark = pytest.mark.anyio
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -124,3 +125,36 @@ async def test_the_schema_is_current_after_upgrade_and_outdated_before(database_
     assert await migrate.upgrade(database_url) == (None, migrate.head())
     await migrate.ensure_current(database_url, embedded=False)
     assert await migrate.upgrade(database_url) == (migrate.head(), migrate.head())  # idempotent
+
+
+async def test_a_tool_set_pruned_while_a_run_reuses_it_is_made_again(
+    history: SqlHistory, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: a prune deleting an unused tool set between a run's upsert of it and the run's
+    insert failed the run's foreign key, and the run was lost. (PostgreSQL: SQLite has one writer.)"""
+    if database_url.startswith("sqlite"):
+        pytest.skip("SQLite serialises writers: the race cannot happen")
+    canonical, digest = toolset_digest(run(0))
+    async with history.engine.begin() as db:  # an unused tool set, as a prune finds one
+        await db.execute(
+            toolsets.insert().values(
+                definitions_sha256=digest, schema_fingerprint="8" * 64, toolset_fingerprint="1" * 64,
+                tool_count=len(TOOLS), definitions=zlib.compress(canonical), first_seen=T0,
+            )
+        )  # fmt: skip
+    original = SqlHistory._toolset_key
+    raced: list[int] = []
+
+    async def pruned_meanwhile(self: SqlHistory, db: Any, stored: Run) -> int:
+        key = await original(self, db, stored)
+        if not raced:  # the prune's transaction deletes it and commits in between
+            raced.append(key)
+            async with self.engine.begin() as other:
+                await other.execute(delete(toolsets).where(toolsets.c.id == key))
+        return key
+
+    monkeypatch.setattr(SqlHistory, "_toolset_key", pruned_meanwhile)
+    assert await history.record(run(0)) is True
+    assert raced and await count(history, runs) == 1
+    kept = await history.toolset(run_id=run(0).run_id)
+    assert kept is not None and kept.definitions == TOOLS
