@@ -23,11 +23,12 @@ query to them on both backends.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Float, Integer, String, and_, case, func, literal, null, select, union_all
+from sqlalchemy import Float, Integer, String, and_, bindparam, case, func, literal, null, select, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.history.records import utc
@@ -59,21 +60,21 @@ def _row(*values: Any) -> list[Any]:
     return [_typed(value, kind).label(name) for value, kind, name in zip(values, TYPES, COLUMNS, strict=True)]
 
 
-def _runs(server_id: str, since: datetime, limit: int) -> Any:
+def _runs() -> Any:
     """The window, newest first (a subquery of its own each time: each use scans the index in its order)."""
-    server = select(servers.c.id).where(servers.c.server_id == server_id).scalar_subquery()
+    server = select(servers.c.id).where(servers.c.server_id == bindparam("server_id", type_=String())).scalar_subquery()
     return (
         select(runs.c.observed_at, runs.c.status, runs.c.reason, runs.c.latency_ms)
-        .where(runs.c.server == server, runs.c.observed_at >= since)
+        .where(runs.c.server == server, runs.c.observed_at >= bindparam("since", type_=Moment))
         .order_by(runs.c.observed_at.desc())
-        .limit(limit)
+        .limit(bindparam("limit", type_=Integer()))
         .subquery("win")
     )
 
 
-def _summary(dialect: str, server_id: str, since: datetime, limit: int) -> Any:
+def _summary(dialect: str) -> Any:
     """One row: the latency percentiles, how many runs reached the server, how many runs."""
-    win = _runs(server_id, since, limit)
+    win = _runs()
     reached = and_(win.c.latency_ms.is_not(None), win.c.status.not_in(UNREACHED))
     if dialect == "postgresql":  # an ordered-set aggregate: one sort, shared by the three
         picks: list[Any] = [
@@ -91,13 +92,15 @@ def _summary(dialect: str, server_id: str, since: datetime, limit: int) -> Any:
         .subquery("ranked")
     )
     picks = [func.max(case((ranked.c.rank == (ranked.c.n * q + 99) // 100, ranked.c.latency_ms))) for q in QUANTILES]
-    total = select(func.count()).select_from(_runs(server_id, since, limit)).scalar_subquery()
+    total = select(func.count()).select_from(_runs()).scalar_subquery()
     return select(*_row(literal("summary"), None, None, None, None, *picks, func.max(ranked.c.n), total))
 
 
-async def window(db: AsyncConnection, server_id: str, since: datetime, limit: int) -> Window:
-    """The summary of the server's window (see the module docs); an unknown server has an empty one."""
-    win = _runs(server_id, since, limit)
+@functools.cache
+def statement(dialect: str) -> Any:
+    """The statement that sums a window up on ``dialect``, with the parameters ``server_id``,
+    ``since`` and ``limit`` (made once: building it costs more than running it for most servers)."""
+    win = _runs()
     # (lead over the newest first is lag over the oldest first, in the index's own order: no sort)
     before = func.lead(win.c.status).over(order_by=win.c.observed_at.desc())
     marked = select(win.c.observed_at, win.c.status, win.c.reason, before.label("before")).subquery("marked")
@@ -105,8 +108,13 @@ async def window(db: AsyncConnection, server_id: str, since: datetime, limit: in
         *_row(literal("change"), marked.c.observed_at, marked.c.before, marked.c.status, marked.c.reason, None, None,
               None, None, None)
     ).where(marked.c.before != marked.c.status)  # fmt: skip
-    query = union_all(transitions, _summary(db.dialect.name, server_id, since, limit))
-    rows = (await db.execute(query)).all()
+    return union_all(transitions, _summary(dialect))
+
+
+async def window(db: AsyncConnection, server_id: str, since: datetime, limit: int) -> Window:
+    """The summary of the server's window (see the module docs); an unknown server has an empty one."""
+    parameters = {"server_id": server_id, "since": since, "limit": limit}
+    rows = (await db.execute(statement(db.dialect.name), parameters)).all()
     summary = next(row for row in rows if row.kind == "summary")
     latency = {f"p{q}_ms": getattr(summary, f"p{q}") for q in QUANTILES}
     changes = sorted((utc(row.at), row.before, row.status, row.reason) for row in rows if row.kind == "change")
