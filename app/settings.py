@@ -105,6 +105,12 @@ class Settings(BaseSettings):
         default="", max_length=64, description="Prefix before every Redis key, for deployments sharing one Redis."
     )
     max_body_bytes: int = Field(default=8192, ge=256, le=1_048_576, description="Largest request body, bytes.")
+    baseline_max_bytes: int = Field(
+        default=1_048_576,
+        ge=0,
+        le=8_388_608,
+        description="Largest check request body whose baseline lists tool definitions, bytes.",
+    )
     body_timeout_s: float = Field(default=10.0, gt=0, le=120, description="Time a request body may take, seconds.")
     limit_concurrency: int = Field(
         default=1024, ge=1, description="Open connections per process before `serve` answers 503 (uvicorn)."

@@ -30,3 +30,23 @@ def toolset_fingerprint(facts: Facts, spec: CheckSpec) -> CheckVerdict:
 def schema_fingerprint(facts: Facts, spec: CheckSpec) -> CheckVerdict:
     """SHA-256 of the sorted name and inputSchema pairs."""
     return _fingerprint(facts, spec, facts.schema_fingerprint)
+
+
+def _versus_baseline(facts: Facts, spec: CheckSpec) -> CheckVerdict:
+    """Before a baseline is known: ``no_baseline`` once the list is in hand (the service compares
+    it with a baseline afterwards, :mod:`app.checks.baseline`)."""
+    if facts.result.tools is None or not facts.handshake_done:
+        return blocked(facts, spec)
+    if not facts.whole_list:
+        return verdict(spec, "unverified", "list_incomplete")
+    return verdict(spec, "unverified", "no_baseline")
+
+
+def toolset_unchanged_vs_baseline(facts: Facts, spec: CheckSpec) -> CheckVerdict:
+    """The tool names against the baseline's (judged in :func:`app.checks.baseline.compared`)."""
+    return _versus_baseline(facts, spec)
+
+
+def schema_unchanged_vs_baseline(facts: Facts, spec: CheckSpec) -> CheckVerdict:
+    """The tools' schemas against the baseline's (judged in :func:`app.checks.baseline.compared`)."""
+    return _versus_baseline(facts, spec)

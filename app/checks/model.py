@@ -11,11 +11,12 @@ result as a whole keeps ``untrusted_content: true``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from app.checks.catalogue import State, catalogue
+from app.drift.tools import ToolListDiff
 from app.probe.result import ProbeResult
 
 
@@ -69,6 +70,24 @@ class ToolDefinition(BaseModel):
     annotations: dict[str, Any] | None = None
 
 
+class BaselineComparison(BaseModel):
+    """What the check was compared with, and the difference from it to the list served now."""
+
+    model_config = ConfigDict(extra="forbid")
+    source: Literal["run", "fingerprint", "tools", "approved"] = Field(
+        description="How the baseline was named: a stored run, a schema fingerprint, tool definitions "
+        "in the request, or the baseline approved for this server."
+    )
+    run_id: str | None = Field(default=None, description="The stored run whose list is the baseline, if named so.")
+    schema_fingerprint: str | None = None
+    toolset_fingerprint: str | None = None
+    tools: int = Field(description="Tools in the baseline.")
+    approved_at: AwareDatetime | None = Field(default=None, description="For an approved baseline: when.")
+    diff: ToolListDiff | None = Field(
+        default=None, description="From the baseline to the list served now; null when the list was not read in full."
+    )
+
+
 class CheckResult(ProbeResult):
     """A full check: the probe's facts, the suite's verdicts, fingerprints and category.
 
@@ -81,6 +100,7 @@ class CheckResult(ProbeResult):
         credentialed: the check ran with the caller's own credentials (never cached or shared).
         credential_headers: the names of those headers (never their values).
         tool_definitions: the tools as listed, cleaned and capped; only when asked for.
+        baseline: the comparison with a baseline, when there was one (:mod:`app.checks.baseline`).
         attestation_id, attestation: the signed statement of a served check (a DSSE envelope,
             ``docs/attestations.md``) and its id; ``None`` where nothing was signed (the CLI).
     """
@@ -93,6 +113,9 @@ class CheckResult(ProbeResult):
     credentialed: bool = False
     credential_headers: list[str] = Field(default_factory=list)
     tool_definitions: list[ToolDefinition] | None = None
+    baseline: BaselineComparison | None = Field(
+        default=None, description="The baseline the request named (or the approved one), and the diff against it."
+    )
     attestation_id: str | None = Field(default=None, description="SHA-256 (hex) of the envelope's payload.")
     attestation: dict[str, Any] | None = Field(
         default=None, description="The DSSE envelope of the in-toto statement of this check."

@@ -42,6 +42,8 @@ JUDGES: dict[str, Judge] = {
     "tool_description_hygiene": sec.tool_description_hygiene,
     "toolset_fingerprint": drift.toolset_fingerprint,
     "schema_fingerprint": drift.schema_fingerprint,
+    "toolset_unchanged_vs_baseline": drift.toolset_unchanged_vs_baseline,
+    "schema_unchanged_vs_baseline": drift.schema_unchanged_vs_baseline,
     "latency": reach.latency,
 }
 

@@ -30,6 +30,10 @@ MAX_BRANCHES = 64
 MAX_VALUES = 256
 #: Example instances built and validated in one comparison.
 MAX_EXAMPLES = 96
+#: Seconds the schema comparisons of one whole tool list may take (2,000 tools at their full
+#: per-schema budget would take minutes); tools past it whose schemas differ are ``unknown``
+#: with ``list_too_large``.
+LIST_SECONDS = 2.0
 
 
 class Exhausted(Exception):

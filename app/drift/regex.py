@@ -4,8 +4,14 @@ JSON Schema 2020-12 (validation, section 6.3.3; core, section 6.4) says ECMA-262
 expressions, unanchored. This module runs them with Python's ``re`` (as the ``jsonschema``
 package does) under three limits, and answers ``None`` ("cannot tell") outside them:
 
-- the subject is at most :data:`MAX_SUBJECT` characters (256 for a pattern without wide repeats,
-  128 for one with one: :data:`SUBJECTS`), has no line break when the pattern
+- the subject is at most as long as the pattern's backtracking allows (:func:`longest`): for a
+  subject of ``n`` characters a match may try about ``n`` times the product, over every repeat,
+  of ``min(width, n) + 1`` (the width of ``*``/``+`` is ``n``, of ``{m,k}`` ``k - m``), and that
+  bound must stay under :data:`MAX_COST`; the longest of :data:`SUBJECTS` that keeps it there is
+  taken (a pattern no subject of :data:`MIN_SUBJECT` characters keeps under it never runs).
+  Narrow repeats count too: ``a{0,16}`` six times over is 17**6 tries per start, a service-wide
+  stall under Python's ``re``, which holds the GIL for the whole match. The subject has no line
+  break when the pattern
   has a ``$`` (Python's ``$`` also matches before a final newline, ECMA-262's does not), and is
   ASCII when the pattern uses ``\\d``, ``\\w`` or ``\\b`` (Unicode classes in Python, ASCII in
   ECMA-262);
@@ -28,8 +34,11 @@ MAX_SUBJECT = 32
 MAX_UNBOUNDED = 3
 #: A bounded repeat wider than this (``{0,100}``) counts as unbounded.
 WIDE = 16
-#: Longer subjects for patterns with fewer wide repeats: none 256, one 128 (else MAX_SUBJECT).
-SUBJECTS = {0: 256, 1: 128}
+#: Subject lengths tried, longest first; the shortest a pattern may run on.
+SUBJECTS = (256, 128, 64, MAX_SUBJECT, 16)
+MIN_SUBJECT = SUBJECTS[-1]
+#: The most backtracking steps (the bound of the module docs) one search may take: milliseconds.
+MAX_COST = 200_000
 CACHE = 512
 _CLASS_ESCAPES = re.compile(r"\\[dDwWbB]")
 _QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}")
@@ -52,12 +61,14 @@ def _class_end(pattern: str, start: int) -> int:
     return -1
 
 
-def _wide(pattern: str) -> int | None:
-    """The number of wide repeats (unbounded, or ranges over :data:`WIDE` apart) of a pattern, or
-    ``None`` when it may backtrack badly or refers back (see the module docs)."""
+def _repeats(pattern: str) -> list[int | None] | None:
+    """The width of every repeat of a pattern (``None``: unbounded; an alternation of ``k``
+    branches counts as a repeat of width ``k - 1``), or ``None`` when it may backtrack badly or
+    refers back (see the module docs)."""
     groups: list[list[bool]] = [[False, False]]  # per open group: holds a repeat, holds an alternation
+    branches = [0]  # per open group: its "|"
     closed: list[bool] | None = None
-    unbounded = 0
+    widths: list[int | None] = []
     i = 0
     while i < len(pattern):
         char = pattern[i]
@@ -74,15 +85,22 @@ def _wide(pattern: str) -> int | None:
             continue
         if char == "(":
             groups.append([False, False])
+            branches.append(0)
+            kind = next((k for k in ("?<=", "?<!", "?:", "?=", "?!") if pattern.startswith(k, i + 1)), "")
+            i, closed = i + 1 + len(kind), None
+            continue
         elif char == ")":
             if len(groups) == 1:
                 return None
             closed = groups.pop()
+            if alternatives := branches.pop():
+                widths.append(alternatives)
             groups[-1][0] = groups[-1][0] or closed[0]
             i += 1
             continue
         elif char == "|":
             groups[-1][1] = True
+            branches[-1] += 1
         elif char in "*+?{":
             match = _QUANTIFIER.match(pattern, i) if char == "{" else None
             if char == "{" and match is None:
@@ -92,8 +110,13 @@ def _wide(pattern: str) -> int | None:
             repeats = char in "*+" or (match is not None and (upper == "" or int(upper or "0") > 1))
             if repeats and closed is not None and (closed[0] or closed[1]):
                 return None
-            wide = match is not None and (upper == "" or int(upper or "0") - int(match.group(1)) > WIDE)
-            unbounded += char in "*+" or wide
+            if char in "*+" or (match is not None and match.group(2) is not None and upper == ""):
+                widths.append(None)
+            elif char == "?":
+                widths.append(1)
+            elif match is not None:
+                low = int(match.group(1))
+                widths.append(max(int(upper or low) - low, 0) if match.group(2) is not None else 0)
             groups[-1][0] = True
             i = match.end() if match else i + 1
             if i < len(pattern) and pattern[i] in "?+":
@@ -102,18 +125,32 @@ def _wide(pattern: str) -> int | None:
             continue
         closed = None
         i += 1
-    return unbounded
+    if branches[0]:
+        widths.append(branches[0])
+    return widths
+
+
+def _cost(widths: list[int | None], length: int) -> int:
+    cost = length
+    for width in widths:
+        cost *= (length if width is None else min(width, length)) + 1
+        if cost > MAX_COST:
+            break
+    return cost
+
+
+@lru_cache(maxsize=CACHE)
+def longest(pattern: str) -> int:
+    """The longest subject :func:`search` runs ``pattern`` on (0: none; see the module docs)."""
+    widths = _repeats(pattern)
+    if widths is None or sum(w is None or w > WIDE for w in widths) > MAX_UNBOUNDED:
+        return 0
+    return next((length for length in SUBJECTS if _cost(widths, length) <= MAX_COST), 0)
 
 
 def risky(pattern: str) -> bool:
     """Whether ``pattern`` may backtrack badly or refers back (see the module docs)."""
-    wide = _wide(pattern)
-    return wide is None or wide > MAX_UNBOUNDED
-
-
-def longest(pattern: str) -> int:
-    """The longest subject :func:`search` runs ``pattern`` on (:data:`SUBJECTS`)."""
-    return SUBJECTS.get(_wide(pattern) or 0, MAX_SUBJECT)
+    return longest(pattern) == 0
 
 
 @lru_cache(maxsize=CACHE)
@@ -133,7 +170,7 @@ def supported(pattern: str) -> bool:
 
 def search(pattern: str, subject: str) -> bool | None:
     """Whether ``pattern`` matches somewhere in ``subject``; ``None`` when it cannot be told safely."""
-    if len(subject) > MAX_SUBJECT and len(subject) > longest(pattern):
+    if len(subject) > longest(pattern):
         return None
     if "\n" in subject and "$" in pattern:
         return None

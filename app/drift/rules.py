@@ -97,6 +97,7 @@ REASONS: dict[str, str] = {
     "not_canonical": "a schema with no canonical form (`docs/fingerprints.md`): NaN, huge integers, colliding keys",
     "too_deep": "deeper than the bounds (`app.drift.limits`)",
     "too_large": "more nodes, alternatives or steps than the bounds (`app.drift.limits`)",
+    "list_too_large": "a schema left unjudged: the comparisons of the whole tool list ran past their time bound",
 }
 
 

@@ -24,12 +24,14 @@ Policy:
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.checks.canonical import CanonicalFormError, nfc, sha256_hex
+from app.drift.limits import LIST_SECONDS
 from app.drift.model import Direction, Finding, Reading
 from app.drift.notes import brief
 from app.drift.rules import FindingVerdict, Verdict
@@ -180,9 +182,17 @@ def _texts(name: str, old: dict[str, Any], new: dict[str, Any]) -> list[ToolChan
     return out
 
 
-def _schemas(name: str, old: dict[str, Any], new: dict[str, Any], reading: Reading) -> list[ToolChange]:
+def _schemas(
+    name: str, old: dict[str, Any], new: dict[str, Any], reading: Reading, late: bool = False
+) -> list[ToolChange]:
     out: list[ToolChange] = []
     for field, change, direction in SCHEMAS:
+        if late:  # past the list's bound: a schema that changed is left unjudged
+            if _digest(old.get(field)) != _digest(new.get(field)) or _digest(old.get(field)) is None:
+                reason = "list_too_large"
+                finding = Finding(pointer=f"/{field}", verdict="unknown", rule=reason, reason=reason)
+                out.append(ToolChange(name=name, change=change, verdict="unknown", findings=[finding]))
+            continue
         diff = classify(old.get(field), new.get(field), direction=direction, reading=reading)
         if diff.verdict != "unchanged":
             out.append(ToolChange(name=name, change=change, verdict=diff.verdict, findings=diff.findings))
@@ -194,9 +204,12 @@ def diff_tools(
     new: Sequence[Mapping[str, Any] | BaseModel],
     *,
     reading: Reading = "declared",
+    seconds: float = LIST_SECONDS,
 ) -> ToolListDiff:
     """The tool-by-tool difference from ``old`` to ``new`` (``tools/list`` entries or
-    :class:`~app.checks.model.ToolDefinition` objects)."""
+    :class:`~app.checks.model.ToolDefinition` objects); schema comparisons stop after ``seconds``
+    (those left are ``unknown``, ``list_too_large``)."""
+    deadline = time.monotonic() + seconds
     before, after = _by_name(old), _by_name(new)
     removed = {name: tool for name, tool in before.items() if name not in after}
     added = {name: tool for name, tool in after.items() if name not in before}
@@ -212,7 +225,8 @@ def diff_tools(
             hint = ToolHint(renamed_from=origins[name]) if name in origins else None
             changes.append(ToolChange(name=name, change="added", verdict=VERDICTS["added"], hint=hint))
         else:
-            own = _texts(name, before[name], after[name]) + _schemas(name, before[name], after[name], reading)
+            late = time.monotonic() > deadline
+            own = _texts(name, before[name], after[name]) + _schemas(name, before[name], after[name], reading, late)
             changed += bool(own)
             changes.extend(own)
     verdicts = {change.verdict for change in changes}

@@ -66,13 +66,30 @@ async def _neighbour(db: AsyncConnection, server: int, run: int, at: datetime, a
     return (await db.execute(query)).first()
 
 
+async def _prints(db: AsyncConnection, toolset: int) -> tuple[str | None, str | None]:
+    row = (
+        await db.execute(
+            select(toolsets.c.schema_fingerprint, toolsets.c.toolset_fingerprint).where(toolsets.c.id == toolset)
+        )
+    ).one()
+    return row.schema_fingerprint, row.toolset_fingerprint
+
+
 async def _change(db: AsyncConnection, server: int, run: int, at: datetime, old: int, new: int) -> None:
+    """Record the change from tool set ``old`` to ``new``. Two sets whose cleaned definitions are
+    equal differ past what cleaning keeps (their fingerprints differ): ``unknown``; with equal
+    fingerprints too they are the same list (kept twice under an older key): no change."""
     before, after = await definitions(db, old), await definitions(db, new)
     diff = await asyncio.to_thread(diff_tools, before, after)
+    verdict = diff.verdict
+    if verdict == "unchanged":
+        if await _prints(db, old) == await _prints(db, new):
+            return
+        verdict = "unknown"
     await db.execute(
         changes.insert().values(
             server=server, run=run, observed_at=at, from_toolset=old, to_toolset=new,
-            verdict=diff.verdict, diff=pack(diff.model_dump(mode="json", exclude_none=True)),
+            verdict=verdict, diff=pack(diff.model_dump(mode="json")),
         )
     )  # fmt: skip
 

@@ -4,8 +4,9 @@
   carries an API key, and stored records never hold one). ``server_id`` is the public id, the
   first 24 hex characters of the SHA-256 of that URL, so anyone holding the URL can compute it.
 - ``toolsets``: each distinct tool list once, keyed by the SHA-256 of the canonical form of its
-  cleaned definitions (``definitions_sha256``: descriptions count, so a description change is a
-  new tool set); the schema and toolset fingerprints beside it. Definitions are kept as
+  cleaned definitions and of its two fingerprints (``definitions_sha256``: descriptions count,
+  so a description change is a new tool set, and so does what cleaning cuts, through the
+  fingerprints of the list as served); the schema and toolset fingerprints beside it. Definitions are kept as
   zlib-compressed canonical JSON.
 - ``runs``: one row per served full check: the facts the API filters and sorts by as columns,
   the served result (without its tool definitions, which live in ``toolsets``) and the DSSE

@@ -174,7 +174,10 @@ class SqlHistory:
     async def _toolset_key(self, db: AsyncConnection, run: Run) -> int:
         assert run.tools is not None
         canonical = canonical_bytes(list(run.tools))
-        digest = hashlib.sha256(canonical).hexdigest()
+        # The fingerprints (of the list as served, before cleaning) are part of the key: two lists
+        # that differ only past what cleaned definitions keep are two tool sets.
+        prints = f"\n{run.schema_fingerprint or ''}\n{run.toolset_fingerprint or ''}".encode()
+        digest = hashlib.sha256(canonical + prints).hexdigest()
         made = self._insert(toolsets).values(
             definitions_sha256=digest, schema_fingerprint=run.schema_fingerprint,
             toolset_fingerprint=run.toolset_fingerprint, tool_count=len(run.tools),

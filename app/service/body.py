@@ -3,22 +3,58 @@
 Policy: the body is read up to ``max_bytes`` and no further (a larger one is refused with 413
 without reading it all), within ``timeout_s`` (a body that trickles gets 408);
 ``Content-Type`` must be ``application/json``; the object has ``url`` (a string) and may have
-``include`` (``["tools"]``: the tool definitions in the result) and ``headers`` (credentials
-for a credentialed check, see :mod:`app.probe.credentials`), nothing else. Anything else is a
-4xx with a stable reason; no message ever repeats a header value.
+``include`` (``["tools"]``: the tool definitions in the result), ``headers`` (credentials
+for a credentialed check, see :mod:`app.probe.credentials`) and ``baseline`` (what to compare
+the tool list with: exactly one of a stored ``run_id``, a ``schema_fingerprint`` or ``tools``,
+see :mod:`app.service.comparison`), nothing else. Anything else is a 4xx with a stable reason;
+no message ever repeats a header value.
+
+A body is at most ``max_bytes`` (8 kB by default), except one whose baseline holds tool
+definitions, which may take up to ``baseline_max_bytes`` (1 MiB by default): a tool list does
+not fit in a few kB, and every other request does.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, StringConstraints, ValidationError, model_validator
 from starlette.requests import ClientDisconnect, Request
 
 from app import jsonsafe
 from app.probe.credentials import CredentialRefused, Credentials, validate
 from app.service.errors import ApiError
+
+Hex64 = Annotated[str, StringConstraints(strict=True, pattern=r"^[0-9a-f]{64}$")]
+#: Tools a baseline in the body may list (as many as a tool list keeps).
+BASELINE_TOOLS = 2000
+
+
+class ToolEntry(BaseModel):
+    """A ``tools/list`` entry given as a baseline: a string ``name``; the rest as listed."""
+
+    model_config = ConfigDict(extra="allow")
+    name: Annotated[str, StringConstraints(strict=True, min_length=1, max_length=1024)]
+
+
+class BaselineRequest(BaseModel):
+    """What a check is compared with: exactly one of the three."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_id: Hex64 | None = None
+    schema_fingerprint: Hex64 | None = None
+    tools: list[ToolEntry] | None = Field(default=None, max_length=BASELINE_TOOLS)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> BaselineRequest:
+        if sum(value is not None for value in (self.run_id, self.schema_fingerprint, self.tools)) != 1:
+            raise ValueError("exactly one of run_id, schema_fingerprint or tools")
+        return self
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The tools as given (raw ``tools/list`` entries)."""
+        return [tool.model_dump() for tool in self.tools or ()]
 
 
 class CheckRequest(BaseModel):
@@ -28,6 +64,7 @@ class CheckRequest(BaseModel):
     url: StrictStr
     include: list[Literal["tools"]] = Field(default_factory=list, max_length=1)
     headers: dict[StrictStr, StrictStr] | None = Field(default=None, max_length=64)  # the policy says fewer
+    baseline: BaselineRequest | None = None
 
     @property
     def include_tools(self) -> bool:
@@ -92,16 +129,18 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return dict(pairs)
 
 
-async def read_check_request(request: Request, max_bytes: int, timeout_s: float = 10.0) -> CheckRequest:
-    """Parse the body of a check request.
+async def read_check_request(
+    request: Request, max_bytes: int, timeout_s: float = 10.0, baseline_max_bytes: int = 0
+) -> CheckRequest:
+    """Parse the body of a check request (larger than ``max_bytes`` only with baseline tools).
 
     Raises:
         ApiError: ``unsupported_media_type`` (415), ``body_too_large`` (413), ``body_timeout`` (408),
-            ``invalid_json`` (400) or ``invalid_body`` (422).
+            ``invalid_json`` (400), ``invalid_body`` or ``invalid_baseline`` (422).
     """
     if not is_json(request.headers.get("content-type", "")):
         raise ApiError("unsupported_media_type", "send the body as application/json")
-    body = await read_body(request, max_bytes, timeout_s)
+    body = await read_body(request, max(max_bytes, baseline_max_bytes), timeout_s)
     try:
         payload = jsonsafe.loads(body, object_pairs_hook=_unique_keys)
     except _DuplicateKey as exc:
@@ -109,11 +148,25 @@ async def read_check_request(request: Request, max_bytes: int, timeout_s: float 
         raise ApiError(reason, "a key appears twice in the body; say each once", 422) from None
     except (ValueError, RecursionError) as exc:
         raise ApiError("invalid_json", "the body is not valid JSON") from exc
+    if len(body) > max_bytes and not _has_baseline_tools(payload):
+        raise ApiError("body_too_large", f"the body may be at most {max_bytes} bytes (more only with baseline tools)")
     try:
         return CheckRequest.model_validate(payload)
-    except ValidationError:
+    except ValidationError as exc:
+        if any(error["loc"][:1] == ("baseline",) for error in exc.errors()):
+            raise ApiError(
+                "invalid_baseline",
+                "baseline is an object with exactly one of run_id (64 hex), schema_fingerprint (64 hex) or "
+                f"tools (at most {BASELINE_TOOLS} tool objects, each with a string name)",
+                422,
+            ) from None
         raise ApiError(
             "invalid_body",
             'the body must be {"url": "<https URL>"}, optionally with "include": ["tools"] and "headers": '
             "{name: value} (Authorization and up to 8 more)",
         ) from None
+
+
+def _has_baseline_tools(payload: object) -> bool:
+    baseline = payload.get("baseline") if isinstance(payload, dict) else None
+    return isinstance(baseline, dict) and isinstance(baseline.get("tools"), list)

@@ -30,10 +30,12 @@ from app.guard.shares import LookupOwner, lookups_for
 from app.payment import Payment, PaymentGate
 from app.probe import ProbeFailed, ProbeResult
 from app.probe.credentials import Credentials
+from app.service import comparison
+from app.service.body import BaselineRequest
 from app.service.checks import CheckMode, TargetBusy
 from app.service.errors import ApiError, payment_errors
 from app.service.freepool import Draw
-from app.service.recorder import run_of
+from app.service.recorder import private, run_of
 from app.service.services import Services
 from app.service.tracing import CheckSpan
 
@@ -73,6 +75,7 @@ async def run_check(
     free: bool,
     credentials: Credentials | None = None,
     include_tools: bool = False,
+    baseline: BaselineRequest | None = None,
 ) -> Served:
     """Run one check of ``url``.
 
@@ -84,13 +87,15 @@ async def run_check(
         free: the client asked for a free-pool draw (ignored when ``payment`` is given).
         credentials: headers for a credentialed check (never shared, cached or logged).
         include_tools: keep the cleaned tool definitions in the served result.
+        baseline: what to compare the tool list with (else the server's approved baseline, if any).
 
     Raises:
         ApiError: 422 for a refused URL, 402/400/409 for payment faults, 429 ``target_busy``,
-            503 ``resolver_busy`` / ``facilitator_unavailable``, 500 ``probe_internal_error``.
+            404 ``baseline_not_found``, 503 ``resolver_busy`` / ``facilitator_unavailable`` /
+            ``history_unavailable``, 500 ``probe_internal_error``.
     """
     with services.tracing.check(light=False) as span:
-        return await _run(services, url, span, client, payment, free, credentials, include_tools)
+        return await _run(services, url, span, client, payment, free, credentials, include_tools, baseline)
 
 
 async def _run(
@@ -102,6 +107,7 @@ async def _run(
     free: bool,
     credentials: Credentials | None,
     include_tools: bool,
+    baseline: BaselineRequest | None,
 ) -> Served:
     settings = services.settings
     try:
@@ -113,12 +119,13 @@ async def _run(
         services.attestor.ready()  # every served check is signed: refuse before anything is charged
     except NoSigningKey as exc:
         raise ApiError(exc.reason, exc.message) from exc
+    compare = await comparison.find(services, target.url, baseline)  # (a named one that is missing: 404, free)
     # A payment is verified before the lookup, so only a payment the facilitator accepted uses
     # the lookup threads kept for paid checks; a free draw is taken after it, so a refused
     # address costs none. Whatever is not served is released or given back below.
     paid_with: Draw | Payment | None = None
     if payment is not None:
-        request = check_request(url, credentials, include_tools, payment)
+        request = check_request(url, credentials, include_tools, payment, baseline)
         paid_with = await services.authorize(payment, free, client, request)
     served = settled = settling = False
     try:
@@ -148,6 +155,7 @@ async def _run(
         except ProbeFailed as exc:
             raise ApiError("probe_internal_error", exc.message) from exc
         span.result(result.status, result.reason)
+        result = await compare.apply(result)
         payload, attestation = await signed(services, result, include_tools)
         if not chargeable(result):
             # Our lookup gave no definitive answer: served, but not charged (a draw is given back).
@@ -196,10 +204,11 @@ async def _resolve(
 
 
 async def kept(services: Services, result: ProbeResult, attestation: Attestation) -> None:
-    """Keep a served check: its envelope for ``GET /v1/attestations/{id}``, and (unless it ran with
-    the caller's credentials) the run for the history, queued (:mod:`app.service.recorder`)."""
+    """Keep a served check: its envelope for ``GET /v1/attestations/{id}``, and the run for the
+    history, queued (:mod:`app.service.recorder`), unless it was a private one
+    (:func:`app.service.recorder.private`)."""
     await services.attestations.put(attestation)
-    if isinstance(result, CheckResult) and not result.credentialed:
+    if isinstance(result, CheckResult) and not private(result):
         stored = result.model_dump_json(exclude={"attestation", "attestation_id", "tool_definitions"}).encode()
         services.recorder.submit(run_of(result, stored, attestation.id, attestation.envelope_json))
 
@@ -246,15 +255,22 @@ def sign_answer(services: Services, result: CheckResult, raw: bytes) -> tuple[by
 
 
 def check_request(
-    url: str, credentials: Credentials | None, include_tools: bool, payment: str | dict[str, object]
+    url: str,
+    credentials: Credentials | None,
+    include_tools: bool,
+    payment: str | dict[str, object],
+    baseline: BaselineRequest | None = None,
 ) -> bytes:
-    """What a paid check is for, as bound to its payment identifier: the URL, the options, and
-    a digest of the credential headers (never the values themselves), keyed by the payment (whose
-    random nonce no store holds), so a weak credential cannot be guessed back from the digest."""
+    """What a paid check is for, as bound to its payment identifier: the URL, the options, the
+    baseline's digest, and a digest of the credential headers (never the values themselves),
+    keyed by the payment (whose random nonce no store holds), so a weak credential cannot be
+    guessed back from the digest."""
     headers = sorted((name.lower(), value) for name, value in (credentials.headers if credentials else ()))
     key = (payment if isinstance(payment, str) else json.dumps(payment, sort_keys=True)).encode()
     secret = hmac.new(key, json.dumps(headers).encode(), hashlib.sha256).hexdigest() if headers else ""
-    return json.dumps({"url": url, "include_tools": include_tools, "credentials": secret}).encode()
+    compared = hashlib.sha256(baseline.model_dump_json().encode()).hexdigest() if baseline is not None else None
+    bound = {"url": url, "include_tools": include_tools, "credentials": secret, "baseline": compared}
+    return json.dumps(bound).encode()
 
 
 async def _settle(services: Services, payment: Payment, result: bytes) -> SettleResponse:

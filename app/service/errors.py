@@ -19,7 +19,12 @@ from app.payment.errors import PaymentError
 #: reason -> (HTTP status, meaning)
 API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "invalid_json": (400, "The body is not valid JSON."),
-    "invalid_body": (422, "The body must be a JSON object: url, and optionally include and headers."),
+    "invalid_body": (422, "The body must be a JSON object: url, and optionally include, headers and baseline."),
+    "invalid_baseline": (
+        422,
+        "baseline is an object with exactly one of run_id, schema_fingerprint (64 hex each) or tools.",
+    ),
+    "baseline_not_found": (404, "No stored run or tool list matches the baseline named; nothing was charged."),
     "header_name_invalid": (422, "A credential header name is not an HTTP token of 1 to 64 characters."),
     "header_not_allowed": (422, "A credential header that the probe sets itself, or that may not be sent."),
     "header_value_invalid": (422, "A credential header value is not 1 to 4,096 visible ASCII characters."),

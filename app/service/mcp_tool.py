@@ -6,7 +6,7 @@ instance behind a load balancer answers any request).
 
 Tools:
 
-- ``check_mcp_server(url)`` runs :func:`app.service.checkflow.run_check`, the same flow as
+- ``check_mcp_server(url, baseline=None)`` runs :func:`app.service.checkflow.run_check`, the same flow as
   ``POST /v1/mcp/check``. Payment follows the x402 MCP transport: an unpaid call is a tool
   error whose ``structuredContent`` is the x402 ``PaymentRequired`` document; the client
   calls again with the ``PaymentPayload`` in ``_meta["x402/payment"]``; a paid result
@@ -34,7 +34,7 @@ from urllib.parse import quote
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
@@ -44,7 +44,7 @@ from app import __version__, jsonsafe
 from app.checks.model import CheckResult
 from app.errors import TargetRefused
 from app.guard import check_url
-from app.service.body import is_json, read_body
+from app.service.body import BaselineRequest, is_json, read_body
 from app.service.checkflow import run_check
 from app.service.clientip import client_ip, rate_key
 from app.service.errors import ApiError, from_payment
@@ -70,7 +70,9 @@ CHECK_DESCRIPTION = (
     "error), or drawn from a daily free pool when the HTTP request carries the header "
     "{header}: 1. Limits: public https URLs on port 443 only; private, loopback and "
     "link-local addresses are refused; one check takes at most {timeout} seconds. A refused "
-    "URL is not charged."
+    'URL is not charged. Optional baseline: {{"run_id": <attestation_id of a stored run>}}, '
+    '{{"schema_fingerprint": <hex>}} or {{"tools": [...]}}; the result then carries the diff from it '
+    "and verdicts for toolset_unchanged_vs_baseline and schema_unchanged_vs_baseline."
 )
 BADGE_DESCRIPTION = (
     "Returns the URLs of the SVG, PNG and JSON status badges for one MCP server URL and the "
@@ -143,6 +145,17 @@ def _process_logging_untouched() -> Iterator[None]:
             root.removeHandler(placeholder)
 
 
+def _baseline(given: dict[str, Any] | None) -> BaselineRequest | None:
+    """The tool's ``baseline`` argument, validated as the HTTP route's body member is."""
+    if given is None:
+        return None
+    try:
+        return BaselineRequest.model_validate(given)
+    except ValidationError:
+        message = "baseline is an object with exactly one of run_id, schema_fingerprint (64 hex each) or tools"
+        raise ApiError("invalid_baseline", message, 422) from None
+
+
 def build_mcp_server(services: Services) -> MCPServer:
     """The ``mcp`` SDK server with the two tools, bound to ``services``."""
     settings = services.settings
@@ -156,7 +169,14 @@ def build_mcp_server(services: Services) -> MCPServer:
         description=description,
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=False),
     )
-    async def check_mcp_server(url: str, ctx: Context) -> Annotated[CallToolResult, CheckResult]:
+    async def check_mcp_server(
+        url: str,
+        ctx: Context,
+        baseline: Annotated[
+            dict[str, Any] | None,
+            Field(description="What to compare the tool list with: exactly one of run_id, schema_fingerprint, tools."),
+        ] = None,
+    ) -> Annotated[CallToolResult, CheckResult]:
         request = ctx.request_context.request
         http = request if isinstance(request, Request) else None
         client = rate_key(client_ip(http, services.trusted_proxies) if http is not None else "unknown")
@@ -176,6 +196,7 @@ def build_mcp_server(services: Services) -> MCPServer:
                 client=client,
                 payment=payment,
                 free=http is not None and asks_free_pool(http.headers, settings),
+                baseline=_baseline(baseline),
             )
         except ApiError as exc:
             return tool_error(for_tool(exc, settings.price_usd, settings.free_pool_header), settings.public_base_url)

@@ -1,6 +1,7 @@
 """Served checks into the history, never in a check's way.
 
-A served full check (never a credentialed one) becomes a :class:`app.history.records.Run` and
+A served full check (never a private one: with the caller's credentials, or of a URL with a
+query string, :func:`private`) becomes a :class:`app.history.records.Run` and
 is put on a bounded queue (:data:`QUEUE_RUNS`); one task per process writes the queue to the
 database. The check's answer never waits for the database: while it does not answer, runs
 wait in the queue (retried with backoff, 0.5 s up to 30 s) and past its bound the newest run is
@@ -29,6 +30,15 @@ from app.service.metrics import Metrics
 logger = logging.getLogger("mcp_sonde.history")
 QUEUE_RUNS = 1000
 DRAIN_ON_STOP_S = 5.0
+
+
+def private(result: CheckResult) -> bool:
+    """A check the history never keeps: one with the caller's credentials, or of a URL with a
+    query string. A query often carries a key (``?api_key=``, a tenant token) and then selects
+    what the server shows: kept under the URL without it, such a run would publish a tenant's
+    tools to anyone who knows the URL (as a baseline, a change) and let any caller write the
+    public URL's uptime through a query of their own."""
+    return result.credentialed or bool(urlsplit(result.url).query)
 
 
 def run_of(result: CheckResult, served: bytes, attestation_id: str, envelope: bytes) -> Run:

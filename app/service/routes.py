@@ -63,7 +63,9 @@ NO_STORE = {"Cache-Control": "no-store"}
 
 async def _checked(request: Request, services: Services, client: str) -> Response:
     settings = services.settings
-    body = await read_check_request(request, settings.max_body_bytes, settings.body_timeout_s)
+    body = await read_check_request(
+        request, settings.max_body_bytes, settings.body_timeout_s, baseline_max_bytes=settings.baseline_max_bytes
+    )
     served = await run_check(
         services,
         body.url,
@@ -72,6 +74,7 @@ async def _checked(request: Request, services: Services, client: str) -> Respons
         free=asks_free_pool(request.headers, settings),
         credentials=body.credentials(),
         include_tools=body.include_tools,
+        baseline=body.baseline,
     )
     return Response(served.payload, media_type="application/json", headers=served.headers())
 

@@ -46,10 +46,12 @@ async def test_modern_sdk_server_verifies_every_check_that_applies(sdk_base: str
         assert got[check_id] == ("verified", None), (check_id, got[check_id])
     assert got["tls_certificate"] == ("unverified", "not_applicable")  # plain http, development only
     assert got["auth_metadata"] == ("unverified", "not_applicable")
+    # nothing to compare with until a baseline is named (app.checks.baseline)
+    assert got["toolset_unchanged_vs_baseline"] == got["schema_unchanged_vs_baseline"] == ("unverified", "no_baseline")
     assert evidence(result, "protocol_revision")["path"] == "server/discover"
     assert evidence(result, "error_taxonomy")["kind"] in ("jsonrpc_error", "tool_error")
     assert result.toolset_fingerprint is not None and len(result.toolset_fingerprint) == 64
-    assert result.checks[0].id == "reachability" and len(result.checks) == 13
+    assert result.checks[0].id == "reachability" and len(result.checks) == 15
     assert result.suite.id == "mcp-sonde/checks/v1"
 
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from app.drift import regex
+from app.drift import classify, regex
 from app.drift.document import Document, Sameness, child, escape
 from app.drift.jsonvalue import Index, atom_of, equal, kind_of, number
 from app.drift.limits import Budget
@@ -182,3 +182,29 @@ def test_the_validator_agrees_on_the_keywords_the_strategies_leave_out(schema: d
     assert Validator(Document(schema), Budget()).valid(schema, instance) is Draft202012Validator(schema).is_valid(
         instance
     )
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "a{0,16}" * 6 + "b",  # narrow repeats: 17**6 tries per start
+        "a?" * 20 + "b",
+        "(a|aa|aaa|aaaa)" * 10 + "b",  # alternations multiply as repeats do
+        "(?:x|y)?" * 12,
+    ],
+)
+def test_a_run_of_narrow_repeats_or_alternations_is_never_run(pattern: str) -> None:
+    """Regression: such a pattern passed as "no wide repeats" and ran on 96 characters, holding
+    the GIL (and with it the whole service) for seconds per search."""
+    assert regex.risky(pattern) and regex.longest(pattern) == 0
+    assert regex.search(pattern, "a" * 96) is None
+    old = {"type": "object", "properties": {"q": {"type": "string", "const": "a" * 96}}}
+    new = {"type": "object", "properties": {"q": {"type": "string", "pattern": pattern}}}
+    found = classify(old, new, direction="input", reading="declared")
+    assert found.verdict == "unknown" and "regex_unsupported" in found.reasons
+
+
+def test_the_subject_shortens_as_the_backtracking_bound_grows() -> None:
+    assert regex.longest("^[a-z]{3,10}$") == 256
+    assert regex.longest("a{0,16}" * 3 + "b") == regex.MAX_SUBJECT  # 17**3 per start: short subjects
+    assert regex.longest("^[^@]+@[^@]+\\.[^@]+$") == regex.MIN_SUBJECT

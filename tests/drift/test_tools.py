@@ -202,3 +202,18 @@ def test_the_models_refuse_unknown_fields_and_round_trip() -> None:
         ToolChange.model_validate({"name": "x", "change": "added", "verdict": "compatible", "extra": 1})
     with pytest.raises(ValidationError):
         ToolChange.model_validate({"name": "x", "change": "renamed", "verdict": "compatible"})
+
+
+def test_a_whole_list_past_its_time_bound_leaves_changed_schemas_unknown() -> None:
+    """Regression: 1,500 tools of anyOf diamonds took 43 s to compare, at the full per-schema
+    budget each; the list now has a bound of its own, after which changed schemas are unjudged."""
+    number = {"type": "object", "properties": {"n": {"type": "number"}}}
+    integer = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    old = [{"name": "same", "inputSchema": number}, {"name": "narrowed", "inputSchema": number}]
+    new = [{"name": "same", "inputSchema": number}, {"name": "narrowed", "inputSchema": integer}]
+    assert diff_tools(old, new).verdict == "breaking"
+    late = diff_tools(old, new, seconds=0.0)
+    assert late.verdict == "unknown" and late.counts.changed == 1 and late.counts.unchanged == 1
+    (change,) = late.tools
+    assert (change.name, change.change, change.verdict) == ("narrowed", "input_schema_changed", "unknown")
+    assert change.findings[0].reason == "list_too_large" and change.findings[0].pointer == "/inputSchema"

@@ -103,3 +103,13 @@ async def test_prune_keeps_the_lists_changes_and_baselines_point_to(history: Sql
     found = await history.changes(SERVER)
     assert [c.run_id for c in found] == [run(60).run_id]  # the changes of pruned runs went with them
     assert found[0].before[0] == "8" * 64
+
+
+async def test_lists_equal_once_cleaned_but_not_as_served_are_an_unknown_change(history: SqlHistory) -> None:
+    """Regression: two lists that differed only past what cleaned definitions keep were stored
+    as one tool set, and no change was recorded; their fingerprints tell them apart."""
+    await history.record(run(0))
+    await history.record(run(1, schema_fingerprint="9" * 64))  # the same cleaned list, another print
+    (change,) = await history.changes(SERVER)
+    assert change.verdict == "unknown" and change.before[0] == "8" * 64 and change.after[0] == "9" * 64
+    assert change.diff["verdict"] == "unchanged"  # nothing the kept definitions show

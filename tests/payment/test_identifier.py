@@ -131,18 +131,20 @@ def test_two_concurrent_copies_make_one_probe_and_one_settlement(
     assert chain.balance(chain.payer) == START_BALANCE - PRICE and len(settled_transfers(chain)) == 1
 
 
-@pytest.mark.parametrize("change", ["another-payment", "another-url", "malleated-signature"])
+@pytest.mark.parametrize("change", ["another-payment", "another-url", "another-baseline", "malleated-signature"])
 def test_same_identifier_with_another_payment_or_request_is_a_conflict(
     paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str], change: str
 ) -> None:
     with paid_service() as base:
         signature = payment_with_id(base, chain, target)
         assert paid_post(base, target, signature).status_code == 200
-        url = target
+        url: dict[str, Any] = dict(target)
         if change == "another-payment":
             signature = payment_with_id(base, chain, target)  # a new authorization, the same id
         elif change == "another-url":
             url = {"url": raw.url("/mcp?other=1")}
+        elif change == "another-baseline":  # what a paid check buys includes what it is compared with
+            url = target | {"baseline": {"tools": [{"name": "alpha"}]}}
         else:
             from tests.payment.chain import malleate
 

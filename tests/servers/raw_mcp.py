@@ -27,6 +27,7 @@ class MiniMcp:
     require_session: bool = False
     discover: Literal["modern", "not_initialized"] = "not_initialized"
     tools: list[str] = field(default_factory=lambda: ["alpha", "beta"])
+    schemas: dict[str, Any] = field(default_factory=dict)  # a tool's inputSchema, else {"type": "object"}
     require_accept_both: bool = True
     protocol_version: str = "2025-11-25"
 
@@ -74,7 +75,7 @@ class MiniMcp:
         if method == "initialize":
             return {"protocolVersion": self.protocol_version, "capabilities": {"tools": {}}, "serverInfo": info}
         if method == "tools/list":
-            return {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in self.tools]}
+            return {"tools": [{"name": n, "inputSchema": self.schemas.get(n, {"type": "object"})} for n in self.tools]}
         return {}
 
     def _answer(self, conn: socket.socket, request_id: object, result: dict[str, Any], headers: dict[str, str]) -> None:

@@ -114,12 +114,16 @@ def by_label(operations: list[Any], label: str) -> Any:
 @pytest.mark.parametrize("free", [True, False])
 def test_documented_check_requests_get_documented_answers(operations: list[Any], free: bool, fresh_base: str) -> None:
     """Each request example, sent as it is: a result drawn from the free pool (the name does not
-    resolve here), or the 402 document without the free-pool header."""
+    resolve here), or the 402 document without the free-pool header; one naming a stored run as
+    its baseline is 404 baseline_not_found on this fresh instance, before any payment is asked."""
     operation = by_label(operations, "POST /v1/mcp/check")
     content = operation.definition.raw["requestBody"]["content"]["application/json"]
     for name, example in content["examples"].items():
         case = operation.Case(body=example["value"], headers={"X-Free-Pool": "1"} if free else {})
         response = case.call_and_validate(base_url=fresh_base, checks=CHECKS, timeout=30)
+        if "run_id" in example["value"].get("baseline", {}):
+            assert (response.status_code, response.json()["reason"]) == (404, "baseline_not_found"), name
+            continue
         assert response.status_code == (200 if free else 402), (name, response.text)
         if free:
             assert (response.json()["status"], response.json()["reason"]) == ("dns", "dns_nxdomain")

@@ -63,13 +63,12 @@ def test_a_served_check_is_stored_once_with_its_tool_set(service: Service, raw: 
     raw.routes["/mcp"] = MiniMcp(tools=["alpha", "beta", "gamma"])
     url = f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}"
     with service(data_dir=tmp_path) as base:
-        answer = check(base, {"url": raw.url("/mcp") + "?token=hush"})
+        answer = check(base, {"url": raw.url("/mcp")})
         assert answer.status_code == 200
         rows = wait_for(lambda: stored(url))
         ready = httpx2.get(f"{base}/readyz", timeout=10).json()
     (row,) = rows
     assert row.run_id == answer.json()["attestation_id"] and row.status == "ok" and row.tool_count == 3
-    assert row.url == raw.url("/mcp")  # never the query string
     assert json.loads(zlib.decompress(row.envelope)) == answer.json()["attestation"]
     assert ready["history"] == {"ok": True, "queued": 0}
     assert server_id_of(raw.url("/mcp")) == server_id_of(answer.json()["url"])
@@ -85,6 +84,23 @@ def test_a_credentialed_check_is_never_stored(service: Service, raw: RawServer, 
     assert credentialed.status_code == anonymous.status_code == 200
     assert [row.run_id for row in rows] == [anonymous.json()["attestation_id"]]
     assert all(b"s3cr3t-value" not in zlib.decompress(row.envelope) for row in rows)
+
+
+def test_a_check_of_a_url_with_a_query_string_is_never_stored(service: Service, raw: RawServer, tmp_path: Path) -> None:
+    """Regression: a run of ``...?api_key=...`` was kept under the URL without its query: its
+    result held the key, anyone knowing the URL could read the tenant's tools as a baseline, and
+    any caller could write the public URL's uptime through a query of their own."""
+    raw.routes["/mcp"] = MiniMcp(tools=["tenant_payroll_export"])
+    url = f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}"
+    with service(data_dir=tmp_path) as base:
+        private = check(base, {"url": raw.url("/mcp") + "?api_key=SECRET1"})
+        public = check(base, {"url": raw.url("/mcp")})
+        rows = wait_for(lambda: stored(url))
+        by_run = check(base, {"url": raw.url("/mcp"), "baseline": {"run_id": private.json()["attestation_id"]}})
+    assert private.status_code == public.status_code == 200
+    assert [row.run_id for row in rows] == [public.json()["attestation_id"]]
+    assert b"SECRET1" not in (tmp_path / "history.sqlite3").read_bytes()
+    assert by_run.status_code == 404  # the private run is no baseline for anyone
 
 
 def test_a_database_that_is_away_never_fails_a_check(service: Service, raw: RawServer) -> None:
@@ -105,7 +121,7 @@ def test_a_database_that_is_away_never_fails_a_check(service: Service, raw: RawS
             asyncio.run(migrate.upgrade(url))
             database.cut()  # away before the service starts: it starts all the same
             with service(database_url=url) as base:
-                answers = [check(base, {"url": raw.url("/mcp") + f"?n={n}"}) for n in range(3)]
+                answers = [check(base, {"url": raw.url("/mcp")}) for n in range(3)]
                 assert [a.status_code for a in answers] == [200, 200, 200]
                 degraded = wait_for(lambda: not httpx2.get(f"{base}/readyz", timeout=10).json()["history"]["ok"])
                 ready = httpx2.get(f"{base}/readyz", timeout=10).json()

@@ -163,3 +163,24 @@ def test_payment_meta_that_is_not_an_object(service: Service, raw: RawServer) ->
         )
     assert tool_reason(result) == "invalid_payment"
     assert not raw.seen
+
+
+def test_the_tool_compares_with_a_baseline_and_refuses_a_malformed_one(service: Service, raw: RawServer) -> None:
+    raw.routes["/mcp"] = MiniMcp(tools=["alpha", "beta"])
+    free = {"X-Free-Pool": "1"}
+    baseline = {"tools": [{"name": "alpha", "inputSchema": {"type": "object"}}]}
+    with service(free_pool_size=5, free_pool_per_ip=5) as base:
+        result = anyio.run(
+            lambda: call(base, "check_mcp_server", {"url": raw.url("/mcp"), "baseline": baseline}, headers=free)
+        )
+        bad = anyio.run(
+            lambda: call(base, "check_mcp_server", {"url": raw.url("/mcp"), "baseline": {"run_id": "x"}}, headers=free)
+        )
+        left = httpx2.post(f"{base}/v1/mcp/check", json={"url": raw.url("/mcp")}, headers=free)
+    document = result.structured_content
+    assert not result.is_error and isinstance(document, dict)
+    verdicts = {c["id"]: (c["state"], c["reason"]) for c in document["checks"]}
+    assert verdicts["toolset_unchanged_vs_baseline"] == ("failed", "toolset_changed")
+    assert document["baseline"]["source"] == "tools" and document["baseline"]["diff"]["counts"]["added"] == 1
+    assert tool_reason(bad) == "invalid_baseline"
+    assert left.headers["x-free-pool-remaining"] == "3"  # the refusal drew nothing

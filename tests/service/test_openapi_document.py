@@ -20,7 +20,8 @@ from referencing.jsonschema import DRAFT202012
 from x402.schemas import PaymentRequired, PaymentRequirements, ResourceInfo, SettleResponse
 
 from app.checks.catalogue import catalogue
-from app.checks.model import CategoryInfo, CheckResult, CheckVerdict, SuiteInfo, ToolDefinition
+from app.checks.model import BaselineComparison, CategoryInfo, CheckResult, CheckVerdict, SuiteInfo, ToolDefinition
+from app.drift import Example, Finding, ToolChange, ToolCounts, ToolHint, ToolListDiff
 from app.guard.url import REFUSAL_REASONS
 from app.payment import payment_required
 from app.probe import REASONS, STATUSES
@@ -31,7 +32,7 @@ from app.probe.result import ProbeResult, ServerInfo, SessionInfo, Timings, Tool
 from app.probe.tls import TlsInfo
 from app.service import badge_cache
 from app.service.badge import CSP, ERROR_STATES, answer, json_of, svg_of
-from app.service.body import CheckRequest
+from app.service.body import BaselineRequest, CheckRequest
 from app.service.checkflow import Served
 from app.service.cors import EXPOSED_HEADERS
 from app.service.errors import API_REASONS
@@ -57,6 +58,8 @@ ELSEWHERE: dict[str, set[str]] = {
     "GET /v1/servers/{server_id}": {"server_not_found", "history_unavailable"},
     "GET /v1/servers/{server_id}/history": {"server_not_found", "history_unavailable", "invalid_query"},
 }
+#: Reasons the check route gives as well as the operations of ELSEWHERE.
+SHARED_WITH_CHECK = frozenset({"history_unavailable"})
 #: Reasons only the router gives (an unknown path, a wrong method): no documented operation answers them.
 ROUTER_ONLY = frozenset({"not_found", "method_not_allowed", "http_error"})
 #: What BoundedBody answers on /mcp before the MCP transport sees the request.
@@ -101,6 +104,7 @@ def expected_reasons() -> set[tuple[str, int, str]]:
     on: dict[str, set[str]] = {label: {"internal_error"} for label, _operation in operations()}
     elsewhere = {reason for reasons in ELSEWHERE.values() for reason in reasons}
     on[CHECK] = set(statuses) - ROUTER_ONLY - elsewhere - {r for r, (_s, op) in PENDING.items() if op != CHECK}
+    on[CHECK] |= SHARED_WITH_CHECK
     for label, reasons in ELSEWHERE.items():
         on[label] |= reasons
     on["POST /mcp"] |= MCP_BODY
@@ -215,11 +219,19 @@ MODELS: dict[str, type[BaseModel]] = {
     "CategoryInfo": CategoryInfo,
     "ToolDefinition": ToolDefinition,
     "CheckRequest": CheckRequest,
+    "BaselineRequest": BaselineRequest,
+    "BaselineComparison": BaselineComparison,
+    "ToolListDiff": ToolListDiff,
+    "ToolChange": ToolChange,
+    "ToolHint": ToolHint,
+    "ToolCounts": ToolCounts,
+    "Finding": Finding,
+    "Example": Example,
     "PaymentRequirements": PaymentRequirements,
     "X402ResourceInfo": ResourceInfo,
 }
 #: Results are serialised whole (no member left out), so their schemas require every member.
-SERIALISED_WHOLE = set(MODELS) - {"CheckRequest", "PaymentRequirements", "X402ResourceInfo"}
+SERIALISED_WHOLE = set(MODELS) - {"CheckRequest", "BaselineRequest", "PaymentRequirements", "X402ResourceInfo"}
 
 
 def properties_of(model: type[BaseModel]) -> set[str]:
