@@ -204,6 +204,10 @@ class Settings(BaseSettings):
     history_retention_days: int = Field(
         default=90, ge=1, le=3650, description="Days a stored run is kept (tool sets: as long as a run points to them)."
     )
+    baseline_proof_timeout_s: float = Field(
+        default=5.0, gt=0, le=30,
+        description="Budget of fetching a host's proof document (/.well-known/mcp-sonde.json), seconds.",
+    )  # fmt: skip
 
     # --- payment (x402 v2) ---------------------------------------------------------------------
     pay_to: str | None = Field(

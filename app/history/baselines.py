@@ -2,14 +2,18 @@
 
 A baseline is a stored tool list found by the run that read it (its attestation id), by its
 schema fingerprint (the newest stored list with that fingerprint: lists that differ only in
-descriptions share one), or the server's approved one (``baselines``: one per server; approving
-again replaces it). Who may approve is the service's concern (:mod:`app.service.baseline`).
+descriptions share one), as the list of the server's newest run that read one in full, or the
+server's approved one (``baselines``: one per server; approving again replaces it). The table
+keeps the tool set, not the run: asked for, an approved baseline is given with the server's
+newest kept run that read that list (none once pruning took them all). Who may approve is the
+service's concern (:mod:`app.service.baseline`).
 """
 
 from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
@@ -60,10 +64,27 @@ async def by_fingerprint(db: AsyncConnection, schema_fingerprint: str) -> Toolse
     return None if row is None else _toolset(row)
 
 
-async def approved(db: AsyncConnection, server_id: str) -> Baseline | None:
-    """The baseline approved for the server, if any."""
+async def latest(db: AsyncConnection, server_id: str) -> Toolset | None:
+    """The tool list of the server's newest run that read one in full (by ``observed_at``, then
+    storage order), with that run's id."""
     query = (
-        select(*_COLUMNS, baselines.c.approved_at, baselines.c.approved_by)
+        select(*_COLUMNS, runs.c.run_id)
+        .select_from(runs)
+        .join(servers, servers.c.id == runs.c.server)
+        .join(toolsets, toolsets.c.id == runs.c.toolset)
+        .where(servers.c.server_id == server_id)
+        .order_by(runs.c.observed_at.desc(), runs.c.id.desc())
+        .limit(1)
+    )
+    row = (await db.execute(query)).first()
+    return None if row is None else _toolset(row, row.run_id)
+
+
+async def approved(db: AsyncConnection, server_id: str, newest_run: bool = False) -> Baseline | None:
+    """The baseline approved for the server, if any (with ``newest_run``, with the server's newest
+    kept run that read it as its ``run_id``)."""
+    query = (
+        select(*_COLUMNS, baselines.c.server, baselines.c.approved_at, baselines.c.approved_by)
         .join(baselines, baselines.c.toolset == toolsets.c.id)
         .join(servers, servers.c.id == baselines.c.server)
         .where(servers.c.server_id == server_id)
@@ -71,12 +92,25 @@ async def approved(db: AsyncConnection, server_id: str) -> Baseline | None:
     row = (await db.execute(query)).first()
     if row is None:
         return None
-    return Baseline(toolset=_toolset(row), approved_at=utc(row.approved_at), approved_by=row.approved_by)
+    newest = (
+        select(runs.c.run_id)
+        .where(runs.c.server == row.server, runs.c.toolset == row.id)
+        .order_by(runs.c.observed_at.desc(), runs.c.id.desc())
+        .limit(1)
+    )
+    run_id = await db.scalar(newest) if newest_run else None
+    return Baseline(toolset=_toolset(row, run_id), approved_at=utc(row.approved_at), approved_by=row.approved_by)
 
 
-async def approve(db: AsyncConnection, server_id: str, run_id: str, by: str, at: datetime) -> Baseline | None:
+Confirm = Callable[[Baseline], Awaitable[None]]
+
+
+async def approve(
+    db: AsyncConnection, server_id: str, run_id: str, by: str, at: datetime, confirm: Confirm | None = None
+) -> Baseline | None:
     """Approve the tool list of the server's run ``run_id``; ``None`` when the server has no such
-    run, or the run read no complete list."""
+    run, or the run read no complete list. ``confirm`` is awaited with the baseline once it is
+    written, before the caller's transaction ends: whatever it raises undoes the approval."""
     query = (
         select(servers.c.id.label("server"), *_COLUMNS)
         .select_from(runs)
@@ -91,4 +125,7 @@ async def approve(db: AsyncConnection, server_id: str, run_id: str, by: str, at:
     values = {"server": row.server, "toolset": row.id, "approved_at": at, "approved_by": by}
     statement = insert(baselines).values(values)
     await db.execute(statement.on_conflict_do_update(index_elements=[baselines.c.server], set_=values))
-    return Baseline(toolset=_toolset(row, run_id), approved_at=at, approved_by=by)
+    baseline = Baseline(toolset=_toolset(row, run_id), approved_at=at, approved_by=by)
+    if confirm is not None:
+        await confirm(baseline)
+    return baseline

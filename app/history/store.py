@@ -22,6 +22,7 @@ from app.checks.canonical import canonical_bytes
 from app.guard.url import without_query
 from app.history import baselines as lookups
 from app.history import changes as changelog
+from app.history.baselines import Confirm
 from app.history.engine import open_engine
 from app.history.records import Baseline, Change, Day, Run, ServerSummary, Toolset, server_id_of, utc
 from app.history.schema import baselines as approvals
@@ -67,16 +68,20 @@ class History(Protocol):
         """The server's newest ``limit`` tool-list changes (observed before ``before``), newest first."""
         ...
 
-    async def toolset(self, *, run_id: str | None = None, schema_fingerprint: str | None = None) -> Toolset | None:
-        """A stored tool list, by the run that read it or by its schema fingerprint."""
+    async def toolset(
+        self, *, run_id: str | None = None, schema_fingerprint: str | None = None, server_id: str | None = None
+    ) -> Toolset | None:
+        """A stored tool list: by the run that read it (of the server ``server_id``, if given), by
+        its schema fingerprint, or with ``server_id`` alone the server's newest complete one."""
         ...
 
-    async def baseline(self, server_id: str) -> Baseline | None:
-        """The baseline approved for the server."""
+    async def baseline(self, server_id: str, newest_run: bool = False) -> Baseline | None:
+        """The baseline approved for the server (``newest_run``: with its newest kept run that read it)."""
         ...
 
-    async def approve(self, server_id: str, run_id: str, by: str) -> Baseline | None:
-        """Approve the list read by the server's run ``run_id`` as its baseline (``None``: no such run with a list)."""
+    async def approve(self, server_id: str, run_id: str, by: str, confirm: Confirm | None = None) -> Baseline | None:
+        """Approve the list read by the server's run ``run_id`` as its baseline (``None``: no such
+        run with a list); when ``confirm`` raises, nothing is approved."""
         ...
 
     async def prune(self, before: datetime) -> int:
@@ -247,23 +252,28 @@ class SqlHistory:
         async with self.engine.connect() as db:
             return await changelog.recent(db, server_id, limit, before)
 
-    async def toolset(self, *, run_id: str | None = None, schema_fingerprint: str | None = None) -> Toolset | None:
-        """See :meth:`History.toolset` (exactly one of the two is given)."""
+    async def toolset(
+        self, *, run_id: str | None = None, schema_fingerprint: str | None = None, server_id: str | None = None
+    ) -> Toolset | None:
+        """See :meth:`History.toolset` (``run_id``, ``schema_fingerprint`` or ``server_id`` is given)."""
         async with self.engine.connect() as db:
             if run_id is not None:
-                return await lookups.by_run(db, run_id)
-            assert schema_fingerprint is not None
-            return await lookups.by_fingerprint(db, schema_fingerprint)
+                return await lookups.by_run(db, run_id, server_id)
+            if schema_fingerprint is not None:
+                return await lookups.by_fingerprint(db, schema_fingerprint)
+            assert server_id is not None
+            return await lookups.latest(db, server_id)
 
-    async def baseline(self, server_id: str) -> Baseline | None:
+    async def baseline(self, server_id: str, newest_run: bool = False) -> Baseline | None:
         """See :meth:`History.baseline`."""
         async with self.engine.connect() as db:
-            return await lookups.approved(db, server_id)
+            return await lookups.approved(db, server_id, newest_run)
 
-    async def approve(self, server_id: str, run_id: str, by: str) -> Baseline | None:
-        """See :meth:`History.approve`."""
+    async def approve(self, server_id: str, run_id: str, by: str, confirm: Confirm | None = None) -> Baseline | None:
+        """See :meth:`History.approve` (``confirm`` runs inside the approval's transaction, which
+        commits only after it returned: a paid approval settles there)."""
         async with self.engine.begin() as db:
-            return await lookups.approve(db, server_id, run_id, by, datetime.now(UTC))
+            return await lookups.approve(db, server_id, run_id, by, datetime.now(UTC), confirm)
 
     async def prune(self, before: datetime) -> int:
         """See :meth:`History.prune` (a tool set stays while a run, a change, a baseline or a

@@ -85,14 +85,18 @@ def discovery_extension() -> dict[str, Any]:
     )
 
 
-def payment_required(settings: Settings, error: str) -> PaymentRequired:
-    """The x402 ``PaymentRequired`` document; ``error`` carries our stable reason key."""
+def payment_required(settings: Settings, error: str, resource: ResourceInfo | None = None) -> PaymentRequired:
+    """The x402 ``PaymentRequired`` document; ``error`` carries our stable reason key.
+
+    ``resource``: a paid resource other than the check (at the check's price); its document
+    declares no bazaar discovery, which describes the check's body.
+    """
     return PaymentRequired(
         x402_version=X402_VERSION,
         error=error,
-        resource=resource_info(settings),
+        resource=resource or resource_info(settings),
         accepts=payment_requirements(settings),
-        extensions=discovery_extension() | declaration(),
+        extensions=declaration() if resource is not None else discovery_extension() | declaration(),
     )
 
 

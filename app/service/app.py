@@ -22,7 +22,7 @@ from app.history.engine import database_url, safe_url
 from app.history.migrate import SchemaOutdated, ensure_current
 from app.logs import flush_all
 from app.payment.supported import FacilitatorUnsupported
-from app.service import attestations, badge, routes, servers
+from app.service import attestations, badge, baseline, routes, servers
 from app.service.accesslog import AccessLog, AccessLogger
 from app.service.badge_hits import BadgeHits
 from app.service.cors import Cors
@@ -146,6 +146,8 @@ def create_app(
         Route("/v1/attestations/{id}", attestations.attestation),
         Route("/v1/servers/{server_id}", servers.server),
         Route("/v1/servers/{server_id}/history", servers.server_history),
+        Route("/v1/servers/{server_id}/baseline", baseline.baseline, methods=["GET"]),
+        Route("/v1/servers/{server_id}/baseline", baseline.approve_baseline, methods=["PUT"]),
         Route("/schemas/{name}", attestations.schema),
         Route("/problems/{reason}", problem_page),
     ]

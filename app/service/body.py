@@ -114,19 +114,41 @@ async def read_body(request: Request, max_bytes: int, timeout_s: float) -> bytes
     return bytes(body)
 
 
-class _DuplicateKey(ValueError):
-    def __init__(self, in_headers: bool) -> None:
-        super().__init__("duplicate key")
-        self.in_headers = in_headers
+class _Twice(dict[str, object]):
+    """A JSON object that gave a key twice (RFC 8259 section 4 leaves such objects undefined)."""
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    """JSON objects with a key given twice are refused (RFC 8259 section 4 leaves them undefined)."""
-    keys = [key for key, _ in pairs]
-    if len(set(keys)) != len(keys):
-        # the headers object is the one whose values are all strings and holds no "url"
-        raise _DuplicateKey(in_headers="url" not in keys and all(isinstance(v, str) for _, v in pairs))
-    return dict(pairs)
+    """Each object as a dict; one with a key given twice as a :class:`_Twice`, found afterwards."""
+    made = dict(pairs)
+    return _Twice(made) if len(made) != len(pairs) else made
+
+
+def _holds_twice(value: object) -> bool:
+    """Whether ``value`` holds an object that gave a key twice (iterative: bodies nest 64 deep)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Twice):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _duplicate_reason(payload: object) -> str | None:
+    """The reason for a body with a key given twice: in ``headers``, ``header_duplicate``; within
+    ``baseline``, ``invalid_baseline``; anywhere else, ``invalid_body``; ``None`` without one."""
+    if not _holds_twice(payload):
+        return None
+    if isinstance(payload, dict) and not isinstance(payload, _Twice):
+        if isinstance(payload.get("headers"), _Twice):
+            return "header_duplicate"
+        if _holds_twice(payload.get("baseline")):
+            return "invalid_baseline"
+    return "invalid_body"
 
 
 async def read_check_request(
@@ -141,13 +163,15 @@ async def read_check_request(
     if not is_json(request.headers.get("content-type", "")):
         raise ApiError("unsupported_media_type", "send the body as application/json")
     body = await read_body(request, max(max_bytes, baseline_max_bytes), timeout_s)
+    if jsonsafe.too_deep(body):
+        raise ApiError("invalid_json", f"the body nests deeper than {jsonsafe.MAX_DEPTH} levels")
     try:
         payload = jsonsafe.loads(body, object_pairs_hook=_unique_keys)
-    except _DuplicateKey as exc:
-        reason = "header_duplicate" if exc.in_headers else "invalid_body"
-        raise ApiError(reason, "a key appears twice in the body; say each once", 422) from None
     except (ValueError, RecursionError) as exc:
         raise ApiError("invalid_json", "the body is not valid JSON") from exc
+    twice = _duplicate_reason(payload)
+    if twice is not None:
+        raise ApiError(twice, "a key appears twice in an object of the body; say each once", 422)
     if len(body) > max_bytes and not _has_baseline_tools(payload):
         raise ApiError("body_too_large", f"the body may be at most {max_bytes} bytes (more only with baseline tools)")
     try:

@@ -49,6 +49,7 @@ _HEADERS: Final = [
     "mcp-session-id",
     "mcp-method",
     "mcp-name",
+    "mcp-sonde-proof",
 ]
 
 
@@ -87,7 +88,7 @@ class Cors(CORSMiddleware):
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         options = {
             "allow_origins": ["*"],
-            "allow_methods": ["GET", "POST", "DELETE"],
+            "allow_methods": ["GET", "POST", "PUT", "DELETE"],
             "expose_headers": EXPOSED_HEADERS,
             "max_age": 600,
         }

@@ -24,7 +24,11 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
         422,
         "baseline is an object with exactly one of run_id, schema_fingerprint (64 hex each) or tools.",
     ),
-    "baseline_not_found": (404, "No stored run or tool list matches the baseline named; nothing was charged."),
+    "baseline_not_found": (
+        404,
+        "No stored run or tool list matches the baseline named, or no baseline was approved for the server; "
+        "nothing was charged.",
+    ),
     "header_name_invalid": (422, "A credential header name is not an HTTP token of 1 to 64 characters."),
     "header_not_allowed": (422, "A credential header that the probe sets itself, or that may not be sent."),
     "header_value_invalid": (422, "A credential header value is not 1 to 4,096 visible ASCII characters."),
@@ -75,6 +79,27 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "attestation_not_found": (404, "No signed result with this id is kept here (unknown, or past its retention)."),
     "server_not_found": (404, "No check of this server is kept here (a server id is 24 hex characters)."),
     "history_unavailable": (503, "The history database does not answer; try again shortly."),
+    "run_not_found": (404, "The server has no kept run with this id (or none) that read its whole tool list."),
+    "invalid_baseline_request": (
+        400,
+        "The body must be empty or a JSON object with at most run_id (64 lower-case hex).",
+    ),
+    "invalid_proof_header": (400, "MCP-Sonde-Proof takes one value: host."),
+    "proof_not_found": (
+        403,
+        "The host's /.well-known/mcp-sonde.json could not be read (not there, not 200, unreachable); "
+        "nothing was approved.",
+    ),
+    "proof_invalid": (
+        403,
+        "The host's proof document is not JSON, is too large, or does not list the token of this tool set; "
+        "nothing was approved.",
+    ),
+    "proof_redirect_refused": (
+        403,
+        "The proof document redirected off its host (or too often); nothing was approved.",
+    ),
+    "proof_timeout": (403, "The proof document did not arrive in time; nothing was approved."),
     "invalid_query": (400, "A query parameter is not one this route takes (see the document)."),
     "internal_error": (500, "mcp-sonde failed through a fault of its own; nothing was charged."),
     "http_error": (400, "The request could not be served as sent."),

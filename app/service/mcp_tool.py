@@ -145,7 +145,7 @@ def _process_logging_untouched() -> Iterator[None]:
             root.removeHandler(placeholder)
 
 
-def _baseline(given: dict[str, Any] | None) -> BaselineRequest | None:
+def _baseline(given: Any) -> BaselineRequest | None:
     """The tool's ``baseline`` argument, validated as the HTTP route's body member is."""
     if given is None:
         return None
@@ -173,7 +173,7 @@ def build_mcp_server(services: Services) -> MCPServer:
         url: str,
         ctx: Context,
         baseline: Annotated[
-            dict[str, Any] | None,
+            Any,
             Field(description="What to compare the tool list with: exactly one of run_id, schema_fingerprint, tools."),
         ] = None,
     ) -> Annotated[CallToolResult, CheckResult]:

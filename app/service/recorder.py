@@ -20,6 +20,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from app.checks.model import CheckResult
@@ -30,6 +31,8 @@ from app.service.metrics import Metrics
 logger = logging.getLogger("mcp_sonde.history")
 QUEUE_RUNS = 1000
 DRAIN_ON_STOP_S = 5.0
+#: Longest wait for the database's answer to ``/readyz``'s ping, seconds.
+PING_S = 1.0
 
 
 def private(result: CheckResult) -> bool:
@@ -71,6 +74,7 @@ class Recorder:
         self._queue: asyncio.Queue[Run] = asyncio.Queue(capacity)
         self._task: asyncio.Task[None] | None = None
         self._told = 0.0
+        self._writing = False
         self.answering = True
 
     def submit(self, run: Run) -> None:
@@ -93,6 +97,7 @@ class Recorder:
         pause = 0.5
         while not self._queue.empty():
             run = self._queue.get_nowait()
+            self._writing = True
             waited = False
             while True:
                 try:
@@ -112,6 +117,7 @@ class Recorder:
                 self.answering, pause = True, 0.5
                 self._metrics.history_runs.labels(outcome="stored" if stored else "duplicate").inc()
                 break
+            self._writing = False
             self._metrics.history_queue.set(self._queue.qsize())
 
     def _down(self, exc: BaseException) -> None:
@@ -119,9 +125,20 @@ class Recorder:
             logger.warning("the history database does not answer (%s): runs wait in the queue", type(exc).__name__)
         self.answering = False
 
-    def state(self) -> dict[str, Any]:
-        """For ``/readyz``: whether the database answered last, and what waits."""
-        return {"ok": self.answering, "queued": self._queue.qsize()}
+    async def state(self) -> dict[str, Any]:
+        """For ``/readyz``: whether the database answers now (a ping bounded by :data:`PING_S`)
+        and answered the writer last, and what waits (the run being written included)."""
+        try:
+            with anyio.fail_after(PING_S):
+                answers = await self.history.ping()
+        except TimeoutError:
+            answers = False
+        writing = self._task is not None and not self._task.done() and self._writing
+        if not answers:
+            self.answering = False
+        elif not writing and self._queue.empty():
+            self.answering = True  # (nothing waits: the ping is the latest word)
+        return {"ok": answers and self.answering, "queued": self._queue.qsize() + writing}
 
     async def aclose(self) -> None:
         """Give the queue a few seconds to be written, then release the database."""

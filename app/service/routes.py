@@ -115,7 +115,7 @@ async def readyz(request: Request) -> Response:
     paid = services.payments.enabled
     support = await services.payments.support.status() if paid else None
     shared = services.settings.redis_url is not None
-    history = services.recorder.state()
+    history = await services.recorder.state()
     signing = services.attestor.state()
     degraded = (
         (shared and not (store_ok and limits_ok))

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -29,7 +30,12 @@ from app.service.services import Services
 from badges import STYLES, Style, render_svg
 
 SERVER_ID = re.compile(r"^[0-9a-f]{24}$")
+DAYS = re.compile(r"[0-9]{1,2}")  # ASCII digits only: int() would take "+5" and full-width digits
 _CACHE = {"Cache-Control": "public, max-age=60"}
+#: Longest wait for the database on a history read, and on the uptime badge's (image proxies
+#: give up early), seconds; past it the database does not answer.
+READ_S = 3.0
+BADGE_READ_S = 1.0
 
 
 def _services(request: Request) -> Services:
@@ -54,8 +60,9 @@ async def server(request: Request) -> Response:
     history = services.recorder.history
     now = datetime.now(UTC)
     try:
-        found = await history.server(server_id)
-        days = await history.days(server_id, (now - timedelta(days=89)).date()) if found else []
+        with anyio.fail_after(READ_S):
+            found = await history.server(server_id)
+            days = await history.days(server_id, (now - timedelta(days=89)).date()) if found else []
     except Exception as exc:  # any driver or network fault: the database does not answer
         raise _unavailable(exc) from exc
     if found is None:
@@ -77,21 +84,19 @@ async def server(request: Request) -> Response:
 async def server_history(request: Request) -> Response:
     """``GET /v1/servers/{server_id}/history?days=90``: daily states, latency percentiles, status changes."""
     services, server_id = _services(request), _server_id(request)
-    try:
-        window = int(request.query_params.get("days", "90"))
-    except ValueError:
-        window = 0
+    asked = request.query_params.get("days", "90")
+    window = int(asked) if DAYS.fullmatch(asked) else 0
     if not 1 <= window <= 90:
         raise ApiError("invalid_query", "days is a whole number from 1 to 90")
     history = services.recorder.history
     now = datetime.now(UTC)
     since = now - timedelta(days=window - 1)
     try:
-        found = await history.server(server_id)
-        days = await history.days(server_id, since.date()) if found else []
-        runs = (
-            await history.window(server_id, since.replace(hour=0, minute=0, second=0, microsecond=0)) if found else None
-        )
+        with anyio.fail_after(READ_S):
+            found = await history.server(server_id)
+            days = await history.days(server_id, since.date()) if found else []
+            midnight = since.replace(hour=0, minute=0, second=0, microsecond=0)
+            runs = await history.window(server_id, midnight) if found else None
     except Exception as exc:  # any driver or network fault: the database does not answer
         raise _unavailable(exc) from exc
     if found is None or runs is None:
@@ -119,7 +124,9 @@ async def uptime_state(services: Services, url: str, window: int) -> tuple[str, 
         return "invalid url", "lightgrey"
     now = datetime.now(UTC)
     try:
-        days = await services.recorder.history.days(server_id_of(target.url), (now - timedelta(days=window - 1)).date())
+        with anyio.fail_after(BADGE_READ_S):
+            since = (now - timedelta(days=window - 1)).date()
+            days = await services.recorder.history.days(server_id_of(target.url), since)
     except Exception:  # any driver or network fault: the badge still answers
         return "unknown", "lightgrey"
     rate = report.rates(days, now.date())[f"{window}d"]

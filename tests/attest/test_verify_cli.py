@@ -28,6 +28,7 @@ from app.attest.verify import source
 from app.attest.verify.reasons import FAILURES
 from app.checks.canonical import canonical_bytes
 from app.cli import main
+from app.probe import fetch
 from tests.attest import forge
 from tests.servers.raw import RawServer, Request, send, send_json
 from tests.service.conftest import Service
@@ -504,7 +505,7 @@ def test_a_keys_url_the_guard_refuses_is_never_dialled(
     def no_transport(*args: object, **kwargs: object) -> object:
         raise AssertionError("a refused keys URL reached the transport")
 
-    monkeypatch.setattr(source, "build_transport", no_transport)
+    monkeypatch.setattr(fetch, "build_transport", no_transport)
     envelope = case.write("envelope.json", forge.envelope(forge.statement(), case.key))
     ran = run(envelope, "--keys", url)
     assert ran.code == FAILURES["keys_unavailable"][0], ran.err

@@ -227,3 +227,43 @@ def test_a_database_that_is_away_fails_no_check_that_named_no_baseline(service: 
     assert verdicts(plain)["toolset_unchanged_vs_baseline"] == ("unverified", "baseline_unavailable")
     assert (named.status_code, reason_of(named)) == (503, "history_unavailable")
     assert given.status_code == 200 and verdicts(given)["toolset_unchanged_vs_baseline"] == ("verified", None)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ('{"url": "%s", "baseline": {"tools": [{"name": "a", "name": "b"}]}}', "invalid_baseline"),
+        ('{"url": "%s", "baseline": {"run_id": "%s", "run_id": "%s"}}', "invalid_baseline"),
+        (
+            '{"url": "%s", "baseline": {"tools": [{"name": "a", "inputSchema": {"type": "a", "type": "b"}}]}}',
+            "invalid_baseline",
+        ),
+        ('{"url": "%s", "headers": {"X-A": "1", "X-A": "2"}}', "header_duplicate"),
+        ('{"url": "%s", "include": [], "include": []}', "invalid_body"),
+    ],
+)
+def test_a_key_given_twice_is_named_where_it_was_given(
+    service: Service, raw: RawServer, body: str, reason: str
+) -> None:
+    """Regression: a key given twice anywhere in a baseline was answered header_duplicate."""
+    raw.routes["/mcp"] = MiniMcp()
+    fill = (raw.url("/mcp"), "a" * 64, "b" * 64)[: body.count("%s")]
+    with service() as base:
+        answer = httpx2.post(
+            f"{base}/v1/mcp/check",
+            content=(body % fill).encode(),
+            headers=FREE | {"Content-Type": "application/json"},
+            timeout=30,
+        )
+    assert (answer.status_code, reason_of(answer)) == (422, reason), answer.text
+
+
+def test_a_body_nested_too_deep_says_so(service: Service, raw: RawServer) -> None:
+    raw.routes["/mcp"] = MiniMcp()
+    nested: Any = {"type": "object"}
+    for _ in range(70):
+        nested = {"type": "object", "properties": {"a": nested}}
+    with service() as base:
+        answer = check(base, {"url": raw.url("/mcp"), "baseline": {"tools": [{"name": "a", "inputSchema": nested}]}})
+    assert (answer.status_code, reason_of(answer)) == (400, "invalid_json")
+    assert "deeper than 64 levels" in answer.json()["detail"]

@@ -133,3 +133,29 @@ def test_a_database_that_is_away_never_fails_a_check(service: Service, raw: RawS
     assert degraded and ready["status"] == "degraded" and ready["history"]["queued"] >= 1
     assert sorted(row.run_id for row in rows) == sorted(a.json()["attestation_id"] for a in answers)
     assert 'mcp_sonde_history_runs_total{outcome="stored"} 3.0' in metrics
+
+
+def test_readyz_asks_the_database_itself(service: Service) -> None:
+    """Regression: /readyz said the history was ok until a run failed to be written; it pings."""
+    if not postgres_available():
+        if os.environ.get("CI") == "true":
+            pytest.fail("no PostgreSQL server answers")
+        pytest.skip("no PostgreSQL server")
+    name = f"sonde_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    try:
+        with relay(("127.0.0.1", 5432)) as database:
+            url = f"postgresql+asyncpg://postgres@127.0.0.1:{database.port}/{name}"
+            database.open = True
+            asyncio.run(migrate.upgrade(url))
+            with service(database_url=url) as base:
+                before = httpx2.get(f"{base}/readyz", timeout=10).json()
+                database.cut()
+                during = httpx2.get(f"{base}/readyz", timeout=10).json()
+                database.open = True
+                after = wait_for(lambda: httpx2.get(f"{base}/readyz", timeout=10).json()["history"]["ok"])
+    finally:
+        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    assert before["history"] == {"ok": True, "queued": 0}
+    assert during["history"] == {"ok": False, "queued": 0} and during["status"] == "degraded"
+    assert after

@@ -176,6 +176,10 @@ def test_the_tool_compares_with_a_baseline_and_refuses_a_malformed_one(service: 
         bad = anyio.run(
             lambda: call(base, "check_mcp_server", {"url": raw.url("/mcp"), "baseline": {"run_id": "x"}}, headers=free)
         )
+        # regression: a baseline that is not an object got the SDK's validation text, not ours
+        odd = anyio.run(
+            lambda: call(base, "check_mcp_server", {"url": raw.url("/mcp"), "baseline": "abc"}, headers=free)
+        )
         left = httpx2.post(f"{base}/v1/mcp/check", json={"url": raw.url("/mcp")}, headers=free)
     document = result.structured_content
     assert not result.is_error and isinstance(document, dict)
@@ -183,4 +187,5 @@ def test_the_tool_compares_with_a_baseline_and_refuses_a_malformed_one(service: 
     assert verdicts["toolset_unchanged_vs_baseline"] == ("failed", "toolset_changed")
     assert document["baseline"]["source"] == "tools" and document["baseline"]["diff"]["counts"]["added"] == 1
     assert tool_reason(bad) == "invalid_baseline"
-    assert left.headers["x-free-pool-remaining"] == "3"  # the refusal drew nothing
+    assert tool_reason(odd) == "invalid_baseline"
+    assert left.headers["x-free-pool-remaining"] == "3"  # the refusals drew nothing

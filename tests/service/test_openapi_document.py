@@ -23,6 +23,7 @@ from app.checks.catalogue import catalogue
 from app.checks.model import BaselineComparison, CategoryInfo, CheckResult, CheckVerdict, SuiteInfo, ToolDefinition
 from app.drift import Example, Finding, ToolChange, ToolCounts, ToolHint, ToolListDiff
 from app.guard.url import REFUSAL_REASONS
+from app.history.proof import proof_document
 from app.payment import payment_required
 from app.probe import REASONS, STATUSES
 from app.probe.auth import AuthInfo, MetadataLookup, ProtectedResource
@@ -32,6 +33,7 @@ from app.probe.result import ProbeResult, ServerInfo, SessionInfo, Timings, Tool
 from app.probe.tls import TlsInfo
 from app.service import badge_cache
 from app.service.badge import CSP, ERROR_STATES, answer, json_of, svg_of
+from app.service.baseline_body import PROOF_HEADER, ApprovalRequest, resource
 from app.service.body import BaselineRequest, CheckRequest
 from app.service.checkflow import Served
 from app.service.cors import EXPOSED_HEADERS
@@ -57,9 +59,31 @@ ELSEWHERE: dict[str, set[str]] = {
     "GET /schemas/{name}": {"not_found"},
     "GET /v1/servers/{server_id}": {"server_not_found", "history_unavailable"},
     "GET /v1/servers/{server_id}/history": {"server_not_found", "history_unavailable", "invalid_query"},
+    "GET /v1/servers/{server_id}/baseline": {"server_not_found", "baseline_not_found", "history_unavailable"},
+    "PUT /v1/servers/{server_id}/baseline": {
+        "server_not_found",
+        "run_not_found",
+        "history_unavailable",
+        "invalid_baseline_request",
+        "invalid_proof_header",
+        "proof_not_found",
+        "proof_invalid",
+        "proof_redirect_refused",
+        "proof_timeout",
+    },
+}
+#: Reasons other operations answer besides the check route (shared with it, so not in ELSEWHERE).
+ALSO: dict[str, set[str]] = {
+    "PUT /v1/servers/{server_id}/baseline": {
+        *("invalid_json", "body_incomplete", "body_too_large", "body_timeout", "unsupported_media_type"),
+        *("payment_required", "payment_mismatch", "payment_invalid", "payment_already_used", "settlement_failed"),
+        *("invalid_payment", "invalid_payment_identifier", "payment_identifier_conflict", "payment_in_use"),
+        *("facilitator_unavailable", "facilitator_unsupported", "settlement_unknown", "signing_key_unavailable"),
+        *("rate_limited", "client_lookups_busy", "resolver_busy", *REFUSAL_REASONS),
+    },
 }
 #: Reasons the check route gives as well as the operations of ELSEWHERE.
-SHARED_WITH_CHECK = frozenset({"history_unavailable"})
+SHARED_WITH_CHECK = frozenset({"history_unavailable", "baseline_not_found"})
 #: Reasons only the router gives (an unknown path, a wrong method): no documented operation answers them.
 ROUTER_ONLY = frozenset({"not_found", "method_not_allowed", "http_error"})
 #: What BoundedBody answers on /mcp before the MCP transport sees the request.
@@ -105,7 +129,7 @@ def expected_reasons() -> set[tuple[str, int, str]]:
     elsewhere = {reason for reasons in ELSEWHERE.values() for reason in reasons}
     on[CHECK] = set(statuses) - ROUTER_ONLY - elsewhere - {r for r, (_s, op) in PENDING.items() if op != CHECK}
     on[CHECK] |= SHARED_WITH_CHECK
-    for label, reasons in ELSEWHERE.items():
+    for label, reasons in (*ELSEWHERE.items(), *ALSO.items()):
         on[label] |= reasons
     on["POST /mcp"] |= MCP_BODY
     on["GET /problems/{reason}"] |= {"not_found"}
@@ -469,6 +493,18 @@ def test_payment_examples_are_the_documents_the_code_builds() -> None:
     assert examples["X402Discovery"]["value"] == {"x402Version": 2, "resources": [resource | {"method": "POST"}]}
     header = DOCUMENT["components"]["headers"]["PaymentResponse"]["example"]
     SettleResponse.model_validate(json.loads(base64.b64decode(header, validate=True)))
+
+
+def test_the_baseline_402_example_is_the_document_the_code_builds() -> None:
+    example = DOCUMENT["components"]["examples"]["BaselinePaymentRequired"]["value"]
+    server_id = example["resource"]["url"].split("/")[-2]
+    built = payment_required(PAID, "payment_required", resource(PAID, server_id))
+    kept = {k: v for k, v in example.items() if k not in ("message", "host_proof")}
+    assert kept == built.model_dump(mode="json", by_alias=True, exclude_none=True)
+    proof = example["host_proof"]
+    assert proof["document"] == proof_document(proof["token"]) and proof["header"]["name"] == PROOF_HEADER
+    ApprovalRequest.model_validate(DOCUMENT["paths"]["/v1/servers/{server_id}/baseline"]["put"]["requestBody"]
+                                   ["content"]["application/json"]["examples"]["run"]["value"])  # fmt: skip
 
 
 def test_badge_examples_are_what_the_code_draws() -> None:

@@ -92,9 +92,13 @@ def test_ids_are_checked_and_unknown_servers_are_404(service: Service, tmp_path:
         answers = [
             httpx2.get(f"{base}/v1/servers/{server_id}", timeout=10) for server_id in ("0" * 24, "abc", "G" * 24)
         ]
-        bad_window = httpx2.get(f"{base}/v1/servers/{'0' * 24}/history?days=0", timeout=10)
+        # regression: int() took "+5" and full-width digits as a window
+        windows = [
+            httpx2.get(f"{base}/v1/servers/{'0' * 24}/history", params={"days": days}, timeout=10)
+            for days in ("0", "+5", "\uff19", " 7", "1e1", "91", "5" * 400)
+        ]
     assert [(a.status_code, reason_of(a)) for a in answers] == [(404, "server_not_found")] * 3
-    assert (bad_window.status_code, reason_of(bad_window)) == (400, "invalid_query")
+    assert [(w.status_code, reason_of(w)) for w in windows] == [(400, "invalid_query")] * len(windows)
 
 
 def test_a_database_that_does_not_answer_is_503_and_a_grey_badge(service: Service) -> None:
