@@ -8,7 +8,8 @@ module never logs it (:func:`safe_url` is what may be shown).
 SQLite is opened in WAL mode (readers never wait for the writer), with foreign keys on, a 5 s
 busy timeout and ``synchronous=NORMAL`` (durable at each checkpoint; a power cut can lose the
 last transactions, never corrupt the file). PostgreSQL gets a small pool with a 5 s connect
-timeout and a statement timeout, so a database that hangs cannot hold a check.
+timeout and a statement timeout, so a database that hangs cannot hold a check (migrations run
+without one: building an index over millions of runs takes longer).
 """
 
 from __future__ import annotations
@@ -45,8 +46,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def open_engine(url: str) -> AsyncEngine:
-    """An async engine for ``url`` with the set-up its backend needs (see the module docs)."""
+def open_engine(url: str, *, statement_timeout_ms: int | None = STATEMENT_TIMEOUT_MS) -> AsyncEngine:
+    """An async engine for ``url`` with the set-up its backend needs (see the module docs);
+    ``statement_timeout_ms=None`` for one whose statements may take long (a migration building
+    an index over every run)."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database:
@@ -54,15 +57,17 @@ def open_engine(url: str) -> AsyncEngine:
         engine = create_async_engine(url, connect_args={"timeout": CONNECT_TIMEOUT_S})
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
+    limits: dict[str, Any] = {}
+    if statement_timeout_ms is not None:
+        limits = {
+            "command_timeout": statement_timeout_ms / 1000,
+            "server_settings": {"statement_timeout": str(statement_timeout_ms)},
+        }
     return create_async_engine(
         url,
         pool_size=5,
         max_overflow=5,
         pool_timeout=CONNECT_TIMEOUT_S,
         pool_pre_ping=True,
-        connect_args={
-            "timeout": CONNECT_TIMEOUT_S,
-            "command_timeout": STATEMENT_TIMEOUT_MS / 1000,
-            "server_settings": {"statement_timeout": str(STATEMENT_TIMEOUT_MS)},
-        },
+        connect_args={"timeout": CONNECT_TIMEOUT_S, **limits},
     )

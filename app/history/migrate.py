@@ -63,8 +63,9 @@ async def current(url: str) -> str | None:
 
 
 async def upgrade(url: str) -> tuple[str | None, str]:
-    """Upgrade the database at ``url`` to the newest revision; ``(before, after)``."""
-    engine = open_engine(url)
+    """Upgrade the database at ``url`` to the newest revision; ``(before, after)`` (no statement
+    timeout: a migration may build an index over every run)."""
+    engine = open_engine(url, statement_timeout_ms=None)
     try:
         async with engine.begin() as connection:
             before = await connection.run_sync(_current)

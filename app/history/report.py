@@ -21,6 +21,8 @@ from app.history.records import Day
 from app.history.uptime import day_state
 
 WINDOWS = (7, 30, 90)
+#: Statuses of runs that never reached the server (their latency is not the server's).
+UNREACHED = ("dns", "unreachable", "timeout")
 MIN_COUNTED_DAYS = 7
 
 

@@ -10,14 +10,17 @@
   zlib-compressed canonical JSON.
 - ``runs``: one row per served full check: the facts the API filters and sorts by as columns,
   the served result (without its tool definitions, which live in ``toolsets``) and the DSSE
-  envelope as compressed JSON. ``(server, observed_at)`` is indexed for a server's history;
-  ``attestation_id`` for ``GET /v1/attestations/{id}``; ``observed_at`` and ``toolset`` for pruning.
+  envelope as compressed JSON. ``(server, observed_at, status, reason, latency_ms)`` is indexed
+  for a server's history: it holds all a history read takes, so that read never visits the rows
+  (each a page of its own, with the blobs beside it); ``attestation_id`` for
+  ``GET /v1/attestations/{id}``; ``observed_at`` and ``toolset`` for pruning.
 - ``server_days``: per server and UTC day, the runs that found it up, down, gated (``auth``,
   counted as up) or left out (our own limits, a 429), maintained as runs are stored, so 90 days
   of uptime is 90 rows read by primary key.
 - ``changes``: each change of a server's tool set between consecutive runs, with its verdict
-  and the diff, indexed by ``(server, observed_at)``, and by run and tool sets for pruning (the
-  foreign-key checks of a delete find the rows that point to it by index).
+  and the diff, indexed by ``(server, observed_at, id)``, the order the newest are read in, and
+  by run and tool sets for pruning (the foreign-key checks of a delete find the rows that point
+  to it by index).
 - ``baselines``: the tool set a maintainer approved for a server.
 
 Integer primary keys are ``BIGINT`` on PostgreSQL and ``INTEGER`` (the rowid) on SQLite.
@@ -43,7 +46,7 @@ from sqlalchemy import (
 )
 
 #: Bumped with every migration; ``serve`` refuses a database whose revision is older.
-SCHEMA_REVISION = "0002"
+SCHEMA_REVISION = "0003"
 
 metadata = MetaData(
     naming_convention={
@@ -103,7 +106,8 @@ runs = Table(
     Column("result", LargeBinary, nullable=False),
     Column("envelope", LargeBinary, nullable=False),
 )
-Index("ix_runs_server_observed_at", runs.c.server, runs.c.observed_at)
+# (covering: a history read is an index-only scan of the server's runs, :mod:`app.history.window`)
+Index("ix_runs_server_history", runs.c.server, runs.c.observed_at, runs.c.status, runs.c.reason, runs.c.latency_ms)
 Index("ix_runs_observed_at", runs.c.observed_at)
 Index("ix_runs_attestation_id", runs.c.attestation_id)
 Index("ix_runs_toolset", runs.c.toolset)  # (pruning: the runs that point to a tool set)
@@ -131,7 +135,7 @@ changes = Table(
     Column("verdict", String(16), nullable=False),
     Column("diff", LargeBinary, nullable=False),
 )
-Index("ix_changes_server_observed_at", changes.c.server, changes.c.observed_at)
+Index("ix_changes_server_observed_at_id", changes.c.server, changes.c.observed_at, changes.c.id)
 Index("ix_changes_run", changes.c.run)  # (pruning: the cascade from a run deleted)
 Index("ix_changes_from_toolset", changes.c.from_toolset)
 Index("ix_changes_to_toolset", changes.c.to_toolset)

@@ -29,6 +29,8 @@ from app.history.engine import open_engine
 from app.history.records import Baseline, Change, Day, Run, ServerSummary, Toolset, server_id_of, utc
 from app.history.schema import runs, server_days, servers, toolsets
 from app.history.uptime import CODES, uptime_of
+from app.history.window import Window
+from app.history.window import window as summarised
 
 #: Most runs one history read returns (a server checked every 5 minutes for 90 days: 25,920).
 POINTS = 30_000
@@ -56,6 +58,10 @@ class History(Protocol):
 
     async def points(self, server_id: str, since: datetime, limit: int = POINTS) -> list[Point]:
         """``(observed_at, status, reason, latency_ms)`` of the server's runs from ``since``, oldest first."""
+        ...
+
+    async def window(self, server_id: str, since: datetime, limit: int = POINTS) -> Window:
+        """What the runs :meth:`points` would return say: their number, latency percentiles, status changes."""
         ...
 
     async def changes(self, server_id: str, limit: int = 50, before: datetime | None = None) -> list[Change]:
@@ -256,6 +262,11 @@ class SqlHistory:
         async with self.engine.connect() as db:
             rows = (await db.execute(query)).all()
         return [(utc(row.observed_at), row.status, row.reason, row.latency_ms) for row in reversed(rows)]
+
+    async def window(self, server_id: str, since: datetime, limit: int = POINTS) -> Window:
+        """See :meth:`History.window` (:mod:`app.history.window`)."""
+        async with self.engine.connect() as db:
+            return await summarised(db, server_id, since, limit)
 
     async def changes(self, server_id: str, limit: int = 50, before: datetime | None = None) -> list[Change]:
         """See :meth:`History.changes`."""

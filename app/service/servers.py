@@ -96,23 +96,18 @@ async def server_history(request: Request) -> Response:
             found = await history.server(server_id)
             days = await history.days(server_id, since.date()) if found else []
             midnight = since.replace(hour=0, minute=0, second=0, microsecond=0)
-            points = await history.points(server_id, midnight) if found else []
+            runs = await history.window(server_id, midnight) if found else None
     except Exception as exc:  # any driver or network fault: the database does not answer
         raise _unavailable(exc) from exc
-    if found is None:
+    if found is None or runs is None:
         raise ApiError("server_not_found", "no check of this server is kept here")
-    reached = [
-        latency
-        for _, status, _, latency in points
-        if latency is not None and status not in ("dns", "unreachable", "timeout")
-    ]
     body = {
         "server_id": server_id,
         "days": report.daily(days),
         "uptime": report.rates(days, now.date()),
-        "latency": report.percentiles(reached) | {"runs": len(reached)},
-        "status_changes": report.status_changes(points),
-        "runs": len(points),
+        "latency": runs.latency | {"runs": runs.reached},
+        "status_changes": runs.status_changes,
+        "runs": runs.runs,
     }
     return JSONResponse(body, headers=_CACHE)
 
