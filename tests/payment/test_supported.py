@@ -112,8 +112,11 @@ def test_start_fails_when_an_option_is_not_supported(
         assert failure.value.missing == (Kind(chain.network, "exact", 2),)  # eip155:1 is supported
 
 
-def test_serve_exits_22_with_one_line_naming_what_is_missing(chain: Chain, facilitator_url: str) -> None:
-    """The real command: the failed start is `serve`'s start-up failure, exit code 22."""
+def test_serve_exits_22_with_one_line_naming_what_is_missing(
+    chain: Chain, facilitator_url: str, tmp_path: Path
+) -> None:
+    """The real command: the failed start is `serve`'s start-up failure, exit code 22 (in a data
+    directory of its own: the user's default one may hold a history of an older schema)."""
     chain.state["supported"] = [kind("eip155:1")]
     host_port = facilitator_url.removeprefix("http://")
     networks = json.dumps([{"network": chain.network, "asset": chain.token.address}])
@@ -123,6 +126,7 @@ def test_serve_exits_22_with_one_line_naming_what_is_missing(chain: Chain, facil
         "MCP_SONDE_PAYMENT_NETWORKS": networks,
         "MCP_SONDE_FACILITATOR_URL": f"http://user:sekret@{host_port}",  # credentials stay out of the log
         "MCP_SONDE_PORT": str(free_port()),
+        "MCP_SONDE_DATA_DIR": str(tmp_path),
     }
     done = subprocess.run(
         [sys.executable, "-m", "app", "serve"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
