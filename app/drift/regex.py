@@ -27,8 +27,10 @@ at its minimum), for building example instances; whatever it writes is checked b
 
 from __future__ import annotations
 
+import importlib
 import re
 from functools import lru_cache
+from typing import Any
 
 MAX_SUBJECT = 32
 MAX_UNBOUNDED = 3
@@ -40,6 +42,8 @@ MIN_SUBJECT = SUBJECTS[-1]
 #: The most backtracking steps (the bound of the module docs) one search may take: milliseconds.
 MAX_COST = 200_000
 CACHE = 512
+#: The parser ``re.compile`` runs (CPython's ``re._parser``), so repeats are read as they will run.
+sre_parse: Any = importlib.import_module("re._parser")
 _CLASS_ESCAPES = re.compile(r"\\[dDwWbB]")
 _QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}")
 
@@ -61,72 +65,54 @@ def _class_end(pattern: str, start: int) -> int:
     return -1
 
 
+_REPEATS = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
+_NESTS = frozenset({"SUBPATTERN", "ATOMIC_GROUP", "ASSERT", "ASSERT_NOT"})
+_REFERS = frozenset({"GROUPREF", "GROUPREF_EXISTS", "GROUPREF_IGNORE", "GROUPREF_LOC_IGNORE", "GROUPREF_UNI_IGNORE"})
+
+
+class _Risky(Exception):
+    """A shape of catastrophic backtracking, or a reference back."""
+
+
+def _walk(items: Any, widths: list[int | None]) -> bool:
+    """Add the widths of ``items`` (a parsed sequence) to ``widths``; whether it repeats or branches."""
+    varies = False
+    for op, arg in items:
+        name = str(op)
+        if name in _REFERS:
+            raise _Risky
+        if name in _REPEATS:
+            low, high, inner = arg
+            inner_varies = _walk(inner, widths)
+            if inner_varies and high > 1:  # a repeated group that itself repeats or branches
+                raise _Risky
+            if high != low:
+                widths.append(None if high == sre_parse.MAXREPEAT else high - low)
+                varies = True
+            varies = varies or inner_varies
+        elif name == "BRANCH":
+            _none, branches = arg
+            widths.append(len(branches) - 1)
+            for branch in branches:
+                _walk(branch, widths)
+            varies = True
+        elif name in _NESTS:
+            inner = arg[-1] if isinstance(arg, tuple) else arg
+            varies = _walk(inner, widths) or varies
+    return varies
+
+
 def _repeats(pattern: str) -> list[int | None] | None:
-    """The width of every repeat of a pattern (``None``: unbounded; an alternation of ``k``
-    branches counts as a repeat of width ``k - 1``), or ``None`` when it may backtrack badly or
-    refers back (see the module docs)."""
-    groups: list[list[bool]] = [[False, False]]  # per open group: holds a repeat, holds an alternation
-    branches = [0]  # per open group: its "|"
-    closed: list[bool] | None = None
+    """The width of every repeat of a pattern as Python's own parser reads it (``None``:
+    unbounded; an alternation of ``k`` branches counts as a repeat of width ``k - 1``), or
+    ``None`` when it does not parse, may backtrack badly or refers back (see the module docs).
+    The parser is the one ``re.compile`` runs, so every spelling of a repeat it accepts
+    (``{,16}``, possessive and lazy forms) is counted as it will run."""
     widths: list[int | None] = []
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            if i + 1 < len(pattern) and (pattern[i + 1] in "123456789k"):
-                return None
-            i, closed = i + 2, None
-            continue
-        if char == "[":
-            end = _class_end(pattern, i)
-            if end < 0:
-                return None
-            i, closed = end, None
-            continue
-        if char == "(":
-            groups.append([False, False])
-            branches.append(0)
-            kind = next((k for k in ("?<=", "?<!", "?:", "?=", "?!") if pattern.startswith(k, i + 1)), "")
-            i, closed = i + 1 + len(kind), None
-            continue
-        elif char == ")":
-            if len(groups) == 1:
-                return None
-            closed = groups.pop()
-            if alternatives := branches.pop():
-                widths.append(alternatives)
-            groups[-1][0] = groups[-1][0] or closed[0]
-            i += 1
-            continue
-        elif char == "|":
-            groups[-1][1] = True
-            branches[-1] += 1
-        elif char in "*+?{":
-            match = _QUANTIFIER.match(pattern, i) if char == "{" else None
-            if char == "{" and match is None:
-                i, closed = i + 1, None
-                continue
-            upper = None if match is None else (match.group(1) if match.group(2) is None else match.group(3))
-            repeats = char in "*+" or (match is not None and (upper == "" or int(upper or "0") > 1))
-            if repeats and closed is not None and (closed[0] or closed[1]):
-                return None
-            if char in "*+" or (match is not None and match.group(2) is not None and upper == ""):
-                widths.append(None)
-            elif char == "?":
-                widths.append(1)
-            elif match is not None:
-                low = int(match.group(1))
-                widths.append(max(int(upper or low) - low, 0) if match.group(2) is not None else 0)
-            groups[-1][0] = True
-            i = match.end() if match else i + 1
-            if i < len(pattern) and pattern[i] in "?+":
-                i += 1
-            closed = None
-            continue
-        closed = None
-        i += 1
-    if branches[0]:
-        widths.append(branches[0])
+    try:
+        _walk(sre_parse.parse(pattern), widths)
+    except (_Risky, re.error, OverflowError, RecursionError, ValueError, TypeError):
+        return None
     return widths
 
 
