@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.errors import SondeError
 from app.history.records import Baseline, Toolset, utc
 from app.history.schema import baselines, runs, servers, toolsets
 
@@ -103,6 +104,17 @@ async def approved(db: AsyncConnection, server_id: str, newest_run: bool = False
 
 
 Confirm = Callable[[Baseline], Awaitable[None]]
+#: The approval that only another proof of control of the host replaces.
+HOST_PROOF = "host_proof"
+
+
+class BaselineHeld(SondeError):
+    """The host approved this server's baseline; only another proof of control replaces it."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "baseline_held", "the host approved this server's baseline: only a proof of control of the host replaces it"
+        )
 
 
 async def approve(
@@ -110,7 +122,14 @@ async def approve(
 ) -> Baseline | None:
     """Approve the tool list of the server's run ``run_id``; ``None`` when the server has no such
     run, or the run read no complete list. ``confirm`` is awaited with the baseline once it is
-    written, before the caller's transaction ends: whatever it raises undoes the approval."""
+    written, before the caller's transaction ends: whatever it raises undoes the approval.
+
+    A baseline approved by proof of control of the host is replaced only by another such proof:
+    a payment buys an approval where the host has given none, never over the host's word.
+
+    Raises:
+        BaselineHeld: ``by`` is not ``host_proof`` and the host approved the server's baseline.
+    """
     query = (
         select(servers.c.id.label("server"), *_COLUMNS)
         .select_from(runs)
@@ -124,7 +143,10 @@ async def approve(
     insert = postgresql.insert if db.dialect.name == "postgresql" else sqlite.insert
     values = {"server": row.server, "toolset": row.id, "approved_at": at, "approved_by": by}
     statement = insert(baselines).values(values)
-    await db.execute(statement.on_conflict_do_update(index_elements=[baselines.c.server], set_=values))
+    held = None if by == HOST_PROOF else baselines.c.approved_by != HOST_PROOF
+    upsert = statement.on_conflict_do_update(index_elements=[baselines.c.server], set_=values, where=held)
+    if (await db.execute(upsert)).rowcount == 0:
+        raise BaselineHeld()
     baseline = Baseline(toolset=_toolset(row, run_id), approved_at=at, approved_by=by)
     if confirm is not None:
         await confirm(baseline)

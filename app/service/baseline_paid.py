@@ -28,6 +28,7 @@ from x402.http.utils import encode_payment_required_header
 from x402.schemas import SettleResponse
 
 from app.errors import SondeError
+from app.history.baselines import HOST_PROOF, BaselineHeld
 from app.history.records import Baseline, Toolset
 from app.payment import Payment, PaymentGate, payment_required
 from app.service.baseline_body import PROOF_HEADER, resource, unavailable, view
@@ -82,6 +83,7 @@ async def approve_paid(
         ApiError: 402 (with ``host_proof``) without a payment or for a refused one; 400, 409 or
             503 for payment faults; 404 ``run_not_found``; 503 ``history_unavailable``.
     """
+    await _not_held(services, server_id)
     if payment is None:
         raise offer(services, server_id, instructions, from_payment(services.payments.required("payment_required", "")))
     try:
@@ -106,6 +108,8 @@ async def approve_paid(
         assert toolset.run_id is not None
         try:
             approved = await services.recorder.history.approve(server_id, toolset.run_id, "payment", confirm)
+        except BaselineHeld as exc:  # the host approved meanwhile: nothing was settled
+            raise ApiError(exc.reason, exc.message) from exc
         except SondeError:
             raise
         except Exception as exc:  # any driver or network fault: the database does not answer
@@ -121,6 +125,21 @@ async def approve_paid(
             await services.payments.release(paid)
             if not settling:  # (a settlement's own outcome is counted by _settle)
                 services.metrics.payments.labels(outcome="released").inc()
+
+
+async def _not_held(services: Services, server_id: str) -> None:
+    """Refuse, before any payment is taken, to buy an approval over the host's own.
+
+    Raises:
+        ApiError: 409 ``baseline_held``; 503 ``history_unavailable``.
+    """
+    try:
+        current = await services.recorder.history.baseline(server_id)
+    except Exception as exc:  # any driver or network fault: the database does not answer
+        raise unavailable(exc) from exc
+    if current is not None and current.approved_by == HOST_PROOF:
+        held = BaselineHeld()
+        raise ApiError(held.reason, held.message)
 
 
 def _raise_offered(services: Services, server_id: str, instructions: dict[str, Any], exc: ApiError) -> NoReturn:

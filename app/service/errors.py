@@ -24,6 +24,10 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
         422,
         "baseline is an object with exactly one of run_id, schema_fingerprint (64 hex each) or tools.",
     ),
+    "baseline_held": (
+        409,
+        "The host approved this server's baseline; only a proof of control of the host replaces it (nothing charged).",
+    ),
     "baseline_not_found": (
         404,
         "No stored run or tool list matches the baseline named, or no baseline was approved for the server; "

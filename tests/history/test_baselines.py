@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 
+from app.history.baselines import BaselineHeld
 from app.history.records import Baseline
 from app.history.store import SqlHistory
 from tests.history.test_changes import SERVER, WIDER
@@ -61,7 +62,7 @@ async def test_the_approved_baseline_names_the_newest_kept_run_that_read_it(hist
 async def test_an_approval_whose_confirmation_fails_is_undone(history: SqlHistory) -> None:
     await history.record(run(0))
     await history.record(run(1, tools=WIDER, schema_fingerprint="9" * 64))
-    assert await history.approve(SERVER, run(0).run_id, "host_proof") is not None
+    assert await history.approve(SERVER, run(0).run_id, "payment") is not None
     seen: list[Baseline] = []
 
     async def refuse(baseline: Baseline) -> None:
@@ -72,7 +73,7 @@ async def test_an_approval_whose_confirmation_fails_is_undone(history: SqlHistor
         await history.approve(SERVER, run(1).run_id, "payment", refuse)
     assert [(b.toolset.definitions, b.approved_by) for b in seen] == [(WIDER, "payment")]
     kept = await history.baseline(SERVER)
-    assert kept is not None and (kept.toolset.definitions, kept.approved_by) == (TOOLS, "host_proof")
+    assert kept is not None and (kept.toolset.definitions, kept.approved_by) == (TOOLS, "payment")
 
     async def accept(baseline: Baseline) -> None:
         seen.append(baseline)
@@ -81,3 +82,22 @@ async def test_an_approval_whose_confirmation_fails_is_undone(history: SqlHistor
     assert confirmed is not None and confirmed == seen[-1]
     kept = await history.baseline(SERVER)
     assert kept is not None and (kept.toolset.definitions, kept.approved_by) == (WIDER, "payment")
+
+
+async def test_only_a_host_proof_replaces_the_host_s_approval(history: SqlHistory) -> None:
+    await history.record(run(0))
+    await history.record(run(1, tools=WIDER, schema_fingerprint="9" * 64))
+    assert await history.approve(SERVER, run(0).run_id, "host_proof") is not None
+    confirmed: list[Baseline] = []
+
+    async def settle(baseline: Baseline) -> None:
+        confirmed.append(baseline)
+
+    with pytest.raises(BaselineHeld):
+        await history.approve(SERVER, run(1).run_id, "payment", settle)
+    assert confirmed == []  # refused before the confirmation: nothing would be settled
+    kept = await history.baseline(SERVER)
+    assert kept is not None and (kept.toolset.definitions, kept.approved_by) == (TOOLS, "host_proof")
+    assert await history.approve(SERVER, run(1).run_id, "host_proof") is not None
+    kept = await history.baseline(SERVER)
+    assert kept is not None and (kept.toolset.definitions, kept.approved_by) == (WIDER, "host_proof")

@@ -62,6 +62,29 @@ def test_a_paid_approval_and_the_same_payment_again(paid_service: PaidService, c
     assert chain.balance(chain.payer) == START_BALANCE - PRICE
 
 
+def test_a_payment_never_replaces_the_host_s_own_approval(
+    paid_service: PaidService, chain: Chain, tmp_path: Path
+) -> None:
+    """Regression: anyone who paid could approve another list over one the host had approved by
+    proof of control, so checks of the server compared against the payer's choice."""
+    seed(tmp_path, FIRST, SECOND)
+
+    async def by_host() -> None:
+        store = SqlHistory.open(f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}")
+        try:
+            await store.approve(SERVER, FIRST.run_id, "host_proof")
+        finally:
+            await store.aclose()
+
+    asyncio.run(by_host())
+    with paid_service(data_dir=tmp_path) as base:
+        unpaid = put(base, {"run_id": SECOND.run_id})
+        kept = httpx2.get(f"{base}/v1/servers/{SERVER}/baseline", timeout=10)
+    assert (unpaid.status_code, reason_of(unpaid)) == (409, "baseline_held")  # before any payment is asked
+    assert (kept.json()["run_id"], kept.json()["approved_by"]) == (FIRST.run_id, "host_proof")
+    assert chain.state["calls"].get("settle", 0) == 0 and chain.balance(chain.payer) == START_BALANCE
+
+
 def test_a_payment_identifier_gets_its_answer_again_and_nothing_more(
     paid_service: PaidService, chain: Chain, tmp_path: Path
 ) -> None:

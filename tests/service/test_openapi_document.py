@@ -72,6 +72,7 @@ ELSEWHERE: dict[str, set[str]] = {
         "proof_invalid",
         "proof_redirect_refused",
         "proof_timeout",
+        "baseline_held",
     },
 }
 #: Reasons other operations answer besides the check route (shared with it, so not in ELSEWHERE).
