@@ -29,7 +29,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, exists, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.history.schema import baselines, changes, runs, server_days, servers, toolsets
@@ -57,18 +57,25 @@ async def prune(engine: AsyncEngine, before: datetime, batch: int = PRUNE_BATCH)
             break
     async with engine.begin() as db:
         await db.execute(delete(server_days).where(server_days.c.day < (before - timedelta(days=1)).date()))
-        kept = select(runs.c.toolset).where(runs.c.toolset.is_not(None))
-        held = select(servers.c.latest_toolset).where(servers.c.latest_toolset.is_not(None))
-        old = select(changes.c.from_toolset).where(changes.c.from_toolset.is_not(None))
-        approved = select(baselines.c.toolset)
-        await db.execute(
-            delete(toolsets).where(
-                toolsets.c.id.not_in(kept),
-                toolsets.c.id.not_in(held),
-                toolsets.c.id.not_in(old),
-                toolsets.c.id.not_in(approved),
-            )
+    # Tool sets nothing points to, by anti-joins (NOT EXISTS: each an index probe; NOT IN over
+    # millions of runs is no hashed subplan once it outgrows PostgreSQL's work_mem, and never
+    # ended), in batches like the runs.
+    unused = (
+        select(toolsets.c.id)
+        .where(
+            ~exists().where(runs.c.toolset == toolsets.c.id),
+            ~exists().where(servers.c.latest_toolset == toolsets.c.id),
+            ~exists().where(changes.c.from_toolset == toolsets.c.id),
+            ~exists().where(changes.c.to_toolset == toolsets.c.id),
+            ~exists().where(baselines.c.toolset == toolsets.c.id),
         )
+        .limit(batch)
+    )
+    while True:
+        async with engine.begin() as db:
+            deleted = await db.execute(delete(toolsets).where(toolsets.c.id.in_(unused.scalar_subquery())))
+        if int(deleted.rowcount or 0) < batch:
+            break
     return gone
 
 

@@ -101,6 +101,10 @@ class History(Protocol):
         ...
 
 
+class Vanished(Exception):
+    """A row the transaction found was deleted by another before it read it back (tried again)."""
+
+
 def toolset_digest(run: Run) -> tuple[bytes, str]:
     """The canonical form of a run's tool definitions and the key of its tool set. The
     fingerprints (of the list as served, before cleaning) are part of the key: two lists that
@@ -127,14 +131,15 @@ class SqlHistory:
 
         A prune that deletes the tool set this run reuses between its upsert and the run's
         insert (the list was no server's latest any more) fails the run's foreign key: the whole
-        transaction is tried once more, which makes the tool set again. So does a redelivery
+        transaction is tried once more, which makes the tool set again (as when the prune deletes
+        it between the upsert, which found it, and the read of its key). So does a redelivery
         racing the first delivery of one run id, which the second try finds stored.
         """
         if run.credentialed:
             raise ValueError("a credentialed check is never stored")
         try:
             return await self._record(run)
-        except IntegrityError:
+        except (IntegrityError, Vanished):
             return await self._record(run)
 
     async def _record(self, run: Run) -> bool:
@@ -217,7 +222,8 @@ class SqlHistory:
         )  # fmt: skip
         await db.execute(made.on_conflict_do_nothing(index_elements=[toolsets.c.definitions_sha256]))
         key = await db.scalar(select(toolsets.c.id).where(toolsets.c.definitions_sha256 == digest))
-        assert key is not None
+        if key is None:  # a prune deleted it between the upsert, which found it, and this read
+            raise Vanished
         return int(key)
 
     async def server(self, server_id: str) -> ServerSummary | None:

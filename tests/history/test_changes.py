@@ -83,12 +83,12 @@ async def test_a_baseline_is_approved_from_a_run_of_the_server_and_replaced(hist
     assert await history.baseline(SERVER) is None
     assert await history.approve(SERVER, run(2).run_id, "host_proof") is None  # another server's run
     assert await history.approve(SERVER, "f" * 64, "host_proof") is None
-    approved = await history.approve(SERVER, run(0).run_id, "host_proof")
+    approved = await history.approve(SERVER, run(0).run_id, "payment")
     assert approved is not None and approved.toolset.definitions == TOOLS
-    again = await history.approve(SERVER, run(1).run_id, "payment")
+    again = await history.approve(SERVER, run(1).run_id, "host_proof")
     kept = await history.baseline(SERVER)
     assert again is not None and kept is not None
-    assert (kept.toolset.definitions, kept.approved_by) == (WIDER, "payment")
+    assert (kept.toolset.definitions, kept.approved_by) == (WIDER, "host_proof")
     assert kept.approved_at >= approved.approved_at
 
 

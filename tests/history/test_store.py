@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, func, select
 
-from app.history import migrate
+from app.history import migrate, retention
 from app.history.records import Run, server_id_of
 from app.history.schema import runs, server_days, servers, toolsets
-from app.history.store import SqlHistory, toolset_digest
+from app.history.store import SqlHistory, Vanished, toolset_digest
 
 pytestmark = pytest.mark.anyio
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -158,3 +158,36 @@ async def test_a_tool_set_pruned_while_a_run_reuses_it_is_made_again(
     assert raced and await count(history, runs) == 1
     kept = await history.toolset(run_id=run(0).run_id)
     assert kept is not None and kept.definitions == TOOLS
+
+
+async def test_a_tool_set_pruned_between_its_upsert_and_its_read_is_made_again(
+    history: SqlHistory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the read of the tool set's key after the upsert found nothing (a prune had
+    deleted it), an assertion failed, and the run was lost as refused data."""
+    original = SqlHistory._toolset_key
+    calls: list[int] = []
+
+    async def vanished_once(self: SqlHistory, db: Any, stored: Run) -> int:
+        calls.append(1)
+        if len(calls) == 1:
+            raise Vanished
+        return await original(self, db, stored)
+
+    monkeypatch.setattr(SqlHistory, "_toolset_key", vanished_once)
+    assert await history.record(run(0)) is True
+    assert len(calls) == 2 and await count(history, runs) == 1
+
+
+async def test_unused_tool_sets_go_in_batches_by_anti_join(history: SqlHistory) -> None:
+    """Regression: tool sets were deleted by NOT IN over every run's tool set, which PostgreSQL
+    cannot hash past its work_mem: on a large history the prune never ended (and took the old
+    days with it). Now by NOT EXISTS, a batch at a time."""
+    for n, name in enumerate(("one", "two", "three", "four")):
+        await history.record(
+            run(n * 24, tools=({"name": name},), url=f"https://s{n}.example/mcp", host=f"s{n}.example")
+        )
+    async with history.engine.begin() as db:  # three servers' latest lists no longer held
+        await db.execute(servers.update().where(servers.c.host != "s3.example").values(latest_toolset=None))
+    assert await retention.prune(history.engine, T0 + timedelta(hours=60), batch=1) == 3
+    assert (await count(history, runs), await count(history, toolsets)) == (1, 1)
