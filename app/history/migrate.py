@@ -1,10 +1,12 @@
 """Migrations of the history store (Alembic), and the check ``serve`` makes before it starts.
 
 ``mcp-sonde db upgrade`` brings the database to the newest revision (creating it when empty);
-``mcp-sonde db current`` prints the revision it is at. ``serve`` refuses to start on a database
-that is behind (:class:`SchemaOutdated`, reason ``schema_outdated``, naming the command to run),
-and on an empty embedded SQLite file it upgrades by itself (a fresh machine needs no step);
-an empty PostgreSQL database is never created implicitly.
+``mcp-sonde db current`` prints the revision it is at. ``serve`` refuses to start on a configured
+database (``MCP_SONDE_DATABASE_URL``) that is behind or empty (:class:`SchemaOutdated`, reason
+``schema_outdated``, naming the command to run): a shared production database is upgraded by
+its operator, once, never by whichever replica starts first. The embedded SQLite file in the
+data directory is the service's own: ``serve`` makes it, or brings it up to date, by itself
+(under a file lock), so a fresh machine and an upgrade of mcp-sonde need no step.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ def _current(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
-def _upgrade(connection: Connection) -> None:
-    command.upgrade(_config(connection), "head")
+def _upgrade(connection: Connection, revision: str = "head") -> None:
+    command.upgrade(_config(connection), revision)
 
 
 async def current(url: str) -> str | None:
@@ -62,14 +64,14 @@ async def current(url: str) -> str | None:
         await engine.dispose()
 
 
-async def upgrade(url: str) -> tuple[str | None, str]:
-    """Upgrade the database at ``url`` to the newest revision; ``(before, after)`` (no statement
-    timeout: a migration may build an index over every run)."""
+async def upgrade(url: str, revision: str = "head") -> tuple[str | None, str]:
+    """Upgrade the database at ``url`` to ``revision`` (the newest by default); ``(before,
+    after)`` (no statement timeout: a migration may build an index over every run)."""
     engine = open_engine(url, statement_timeout_ms=None)
     try:
         async with engine.begin() as connection:
             before = await connection.run_sync(_current)
-            await connection.run_sync(_upgrade)
+            await connection.run_sync(_upgrade, revision)
             after = await connection.run_sync(_current)
     finally:
         await engine.dispose()
@@ -81,15 +83,15 @@ async def ensure_current(url: str, *, embedded: bool) -> None:
     """Check the schema before serving (see the module docs).
 
     Raises:
-        SchemaOutdated: the database is behind (or empty, unless ``embedded``).
+        SchemaOutdated: a configured database is behind or empty (the embedded one is upgraded).
     """
     found = await current(url)
     if found == head():
         return
-    if found is None and embedded:
+    if embedded:  # the embedded file is this service's own: made, or brought up to date
         database = make_url(url).database
         with exclusive(Path(f"{database}.lock")) if database else contextlib.nullcontext():
-            if await current(url) is None:  # (another process may have made it meanwhile)
+            if await current(url) != head():  # (another process may have done it meanwhile)
                 await upgrade(url)
         return
     state = "has no schema" if found is None else f"is at revision {found}, not {head()}"

@@ -191,3 +191,16 @@ async def test_unused_tool_sets_go_in_batches_by_anti_join(history: SqlHistory) 
         await db.execute(servers.update().where(servers.c.host != "s3.example").values(latest_toolset=None))
     assert await retention.prune(history.engine, T0 + timedelta(hours=60), batch=1) == 3
     assert (await count(history, runs), await count(history, toolsets)) == (1, 1)
+
+
+async def test_an_embedded_file_of_an_older_revision_is_brought_up_to_date(database_url: str) -> None:
+    """Regression: an embedded SQLite file made by an earlier release (revision 0001) stopped
+    `serve` with schema_outdated, though the README says serve keeps that file current."""
+    if not database_url.startswith("sqlite"):
+        pytest.skip("the embedded database is SQLite")
+    await migrate.upgrade(database_url, "0001")
+    assert await migrate.current(database_url) == "0001"
+    with pytest.raises(migrate.SchemaOutdated):
+        await migrate.ensure_current(database_url, embedded=False)
+    await migrate.ensure_current(database_url, embedded=True)
+    assert await migrate.current(database_url) == migrate.head()
