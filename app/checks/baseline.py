@@ -49,6 +49,7 @@ _SCHEMA_CHANGES = ("input_schema_changed", "output_schema_changed")
 _WORST = ("breaking", "unknown", "compatible")
 
 Source = Literal["run", "fingerprint", "tools", "approved"]
+Approver = Literal["host_proof", "payment"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Reference:
     schema_fingerprint: str | None = None
     toolset_fingerprint: str | None = None
     approved_at: datetime | None = None
+    approved_by: Approver | None = None
 
 
 def from_request(tools: Sequence[Mapping[str, Any]]) -> Reference:
@@ -157,6 +159,6 @@ def compared(result: CheckResult, reference: Reference | None, *, unavailable: b
     comparison = BaselineComparison(
         source=reference.source, run_id=reference.run_id, schema_fingerprint=reference.schema_fingerprint,
         toolset_fingerprint=reference.toolset_fingerprint, tools=len(reference.definitions),
-        approved_at=reference.approved_at, diff=diff,
+        approved_at=reference.approved_at, approved_by=reference.approved_by, diff=diff,
     )  # fmt: skip
     return result.model_copy(update={"checks": checks, "baseline": comparison})

@@ -83,6 +83,9 @@ class BaselineComparison(BaseModel):
     toolset_fingerprint: str | None = None
     tools: int = Field(description="Tools in the baseline.")
     approved_at: AwareDatetime | None = Field(default=None, description="For an approved baseline: when.")
+    approved_by: Literal["host_proof", "payment"] | None = Field(
+        default=None, description="For an approved baseline: by proof of control of the host, or by a payment."
+    )
     diff: ToolListDiff | None = Field(
         default=None, description="From the baseline to the list served now; null when the list was not read in full."
     )

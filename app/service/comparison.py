@@ -100,5 +100,6 @@ async def find(services: Services, url: str, asked: BaselineRequest | None) -> B
     reference = Reference(
         "approved", toolset.definitions, run_id=toolset.run_id, schema_fingerprint=toolset.schema_fingerprint,
         toolset_fingerprint=toolset.toolset_fingerprint, approved_at=approved.approved_at,
+        approved_by="host_proof" if approved.approved_by == "host_proof" else "payment",
     )  # fmt: skip
     return Baseline(reference)

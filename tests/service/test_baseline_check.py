@@ -139,6 +139,7 @@ def test_an_approved_baseline_is_used_when_none_is_named(service: Service, raw: 
         named = check(base, {"url": raw.url("/mcp"), "baseline": {"tools": tools("alpha", "beta", "delta")}})
     baseline = answer.json()["baseline"]
     assert baseline["source"] == "approved" and baseline["run_id"] is None and baseline["approved_at"]
+    assert baseline["approved_by"] == "host_proof"
     assert verdicts(answer)["toolset_unchanged_vs_baseline"] == ("failed", "toolset_changed")
     assert named.json()["baseline"]["source"] == "tools"  # one named in the request wins
     assert verdicts(named)["toolset_unchanged_vs_baseline"] == ("verified", None)
