@@ -32,7 +32,7 @@ from typing import Protocol
 from sqlalchemy import delete, exists, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.history.schema import baselines, changes, runs, server_days, servers, toolsets
+from app.history.schema import baselines, changes, day_digests, runs, server_days, servers, toolsets
 
 logger = logging.getLogger("mcp_sonde.history")
 
@@ -57,6 +57,7 @@ async def prune(engine: AsyncEngine, before: datetime, batch: int = PRUNE_BATCH)
             break
     async with engine.begin() as db:
         await db.execute(delete(server_days).where(server_days.c.day < (before - timedelta(days=1)).date()))
+        await db.execute(delete(day_digests).where(day_digests.c.day < (before - timedelta(days=1)).date()))
     # Tool sets nothing points to, by anti-joins (NOT EXISTS: each an index probe; NOT IN over
     # millions of runs is no hashed subplan once it outgrows PostgreSQL's work_mem, and never
     # ended), in batches like the runs.

@@ -23,7 +23,7 @@ from app.checks.canonical import canonical_bytes
 from app.guard.url import without_query
 from app.history import baselines as lookups
 from app.history import changes as changelog
-from app.history import retention
+from app.history import digests, retention
 from app.history.baselines import Confirm
 from app.history.engine import open_engine
 from app.history.records import Baseline, Change, Day, Run, ServerSummary, Toolset, server_id_of, utc
@@ -276,7 +276,11 @@ class SqlHistory:
         return [(utc(row.observed_at), row.status, row.reason, row.latency_ms) for row in reversed(rows)]
 
     async def window(self, server_id: str, since: datetime, limit: int = POINTS) -> Window:
-        """See :meth:`History.window` (:mod:`app.history.window`)."""
+        """See :meth:`History.window`: day by day from a midnight (:mod:`app.history.digests`),
+        else summed up over the runs (:mod:`app.history.window`)."""
+        by_day = await digests.window(self.engine, server_id, since, limit)
+        if by_day is not None:
+            return by_day
         async with self.engine.connect() as db:
             return await summarised(db, server_id, since, limit)
 
