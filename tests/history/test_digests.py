@@ -23,6 +23,12 @@ SERVER = server_id_of("https://mcp.example.com/mcp")
 MIDNIGHT = datetime(T0.year, T0.month, T0.day, tzinfo=UTC)
 
 
+@pytest.fixture(autouse=True)
+def _few_runs_suffice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These windows are small: read them day by day all the same (production: from 2,000 runs)."""
+    monkeypatch.setattr(digests, "FROM_RUNS", 1)
+
+
 async def summed(history: SqlHistory, since: datetime, limit: int = 30_000) -> Window:
     async with history.engine.connect() as db:
         return await window(db, SERVER, since, limit)
@@ -69,3 +75,11 @@ async def test_past_the_limit_or_not_at_midnight_the_runs_are_read(history: SqlH
     assert await history.window(SERVER, MIDNIGHT, 10) == await summed(history, MIDNIGHT, 10)
     assert await digests.window(history.engine, SERVER, MIDNIGHT + timedelta(hours=5), 30_000) is None
     assert await digests.window(history.engine, server_id_of("https://other.example/mcp"), MIDNIGHT, 10) is None
+
+
+async def test_a_small_window_is_summed_up_over_its_runs(history: SqlHistory, monkeypatch: pytest.MonkeyPatch) -> None:
+    await fill(history, range(0, 48, 2))
+    monkeypatch.setattr(digests, "FROM_RUNS", 25)
+    assert await digests.window(history.engine, SERVER, MIDNIGHT, 30_000) is None  # 24 runs: one statement
+    monkeypatch.setattr(digests, "FROM_RUNS", 24)
+    assert await digests.window(history.engine, SERVER, MIDNIGHT, 30_000) == await summed(history, MIDNIGHT)
