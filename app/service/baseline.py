@@ -34,28 +34,15 @@ from app.guard.shares import LookupOwner, lookups_for
 from app.history.proof import ProofRefused, proof_url, prove
 from app.history.records import Baseline, Toolset
 from app.probe.runner import user_agent
-from app.service.baseline_body import PROOF_HEADER, host_proof, read_baseline_request, unavailable, view
+from app.service.baseline_body import PROOF_HEADER, host_proof, read_baseline_request, view
 from app.service.baseline_paid import approve_paid
 from app.service.clientip import client_ip, rate_key
 from app.service.errors import ApiError
-from app.service.routes import NO_STORE
-from app.service.servers import SERVER_ID
+from app.service.history_paths import CACHE, server_id_in_path, unavailable
+from app.service.routes import NO_STORE, services_of
 from app.service.services import Services
 
 logger = logging.getLogger("mcp_sonde.service")
-_CACHE = {"Cache-Control": "public, max-age=60"}
-
-
-def _services(request: Request) -> Services:
-    services: Services = request.app.state.services
-    return services
-
-
-def _server_id(request: Request) -> str:
-    server_id = str(request.path_params["server_id"])
-    if not SERVER_ID.fullmatch(server_id):
-        raise ApiError("server_not_found", "a server id is 24 lower-case hex characters (SHA-256 of its URL)")
-    return server_id
 
 
 def _asks_proof(request: Request) -> bool:
@@ -69,7 +56,7 @@ def _asks_proof(request: Request) -> bool:
 
 async def approve_baseline(request: Request) -> Response:
     """``PUT /v1/servers/{server_id}/baseline`` (see the module docs)."""
-    services = _services(request)
+    services = services_of(request)
     client = rate_key(client_ip(request, services.trusted_proxies))
     try:
         decision = await services.admit(client)
@@ -77,7 +64,7 @@ async def approve_baseline(request: Request) -> Response:
         exc.headers = exc.headers | NO_STORE
         raise
     try:
-        response = await _approve(request, services, _server_id(request), client)
+        response = await _approve(request, services, server_id_in_path(request), client)
     except ApiError as exc:
         exc.headers = decision.headers() | exc.headers | NO_STORE
         raise
@@ -148,7 +135,7 @@ async def _write(services: Services, server_id: str, toolset: Toolset, by: str) 
 
 async def baseline(request: Request) -> Response:
     """``GET /v1/servers/{server_id}/baseline``: the approved baseline (404 ``baseline_not_found`` when none)."""
-    services, server_id = _services(request), _server_id(request)
+    services, server_id = services_of(request), server_id_in_path(request)
     history = services.recorder.history
     try:
         server = await history.server(server_id)
@@ -159,4 +146,4 @@ async def baseline(request: Request) -> Response:
         raise ApiError("server_not_found", "no check of this server is kept here")
     if approved is None:
         raise ApiError("baseline_not_found", "no baseline was approved for this server")
-    return JSONResponse(view(server_id, approved), headers=_CACHE)
+    return JSONResponse(view(server_id, approved), headers=CACHE)

@@ -33,11 +33,6 @@ class ApprovalRequest(BaseModel):
     run_id: StrictStr | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
 
-def unavailable(exc: Exception) -> ApiError:
-    """``history_unavailable`` for a fault of the database (or the driver) ``exc``."""
-    return ApiError("history_unavailable", f"the history database does not answer ({type(exc).__name__})")
-
-
 def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
     if len({key for key, _ in pairs}) != len(pairs):
         raise ValueError("a key appears twice")

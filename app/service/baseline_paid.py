@@ -31,8 +31,9 @@ from app.errors import SondeError
 from app.history.baselines import HOST_PROOF, BaselineHeld
 from app.history.records import Baseline, Toolset
 from app.payment import Payment, PaymentGate, payment_required
-from app.service.baseline_body import PROOF_HEADER, resource, unavailable, view
+from app.service.baseline_body import PROOF_HEADER, resource, view
 from app.service.errors import ApiError, from_payment, payment_errors
+from app.service.history_paths import unavailable
 from app.service.services import Services
 
 

@@ -20,13 +20,14 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from app.drift import ToolListDiff
 from app.history.records import Change
 from app.service.errors import ApiError
-from app.service.servers import SERVER_ID
+from app.service.history_paths import CACHE, READ_S, server_id_in_path, unavailable
 from app.service.services import Services
 
 MAX_LIMIT = 200
@@ -34,7 +35,6 @@ DEFAULT_LIMIT = 50
 _RFC3339 = re.compile(
     r"^([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt]([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?([Zz]|[+-][0-9]{2}:[0-9]{2})$"
 )
-_CACHE = {"Cache-Control": "public, max-age=60"}
 
 
 def parse_time(text: str) -> datetime:
@@ -92,19 +92,17 @@ def _item(change: Change) -> dict[str, Any]:
 async def server_changes(request: Request) -> Response:
     """``GET /v1/servers/{server_id}/changes?limit=50&before=<RFC 3339>``: see the module docs."""
     services: Services = request.app.state.services
-    server_id = str(request.path_params["server_id"])
-    if not SERVER_ID.fullmatch(server_id):
-        raise ApiError("server_not_found", "a server id is 24 lower-case hex characters (SHA-256 of its URL)")
+    server_id = server_id_in_path(request)
     limit, before = _query(request)
     history = services.recorder.history
     try:
-        found = await history.server(server_id)
-        changes = await history.changes(server_id, limit, before) if found is not None else []
-    except Exception as exc:  # any driver or network fault: the database does not answer
-        detail = f"the history database does not answer ({type(exc).__name__})"
-        raise ApiError("history_unavailable", detail) from exc
+        with anyio.fail_after(READ_S):
+            found = await history.server(server_id)
+            changes = await history.changes(server_id, limit, before) if found is not None else []
+    except Exception as exc:  # any driver or network fault, or the bound: the database does not answer
+        raise unavailable(exc) from exc
     if found is None:
         raise ApiError("server_not_found", "no check of this server is kept here")
     cursor = format_time(changes[-1].observed_at) if len(changes) == limit else None
     body = {"server_id": server_id, "changes": [_item(change) for change in changes], "next": cursor}
-    return JSONResponse(body, headers=_CACHE)
+    return JSONResponse(body, headers=CACHE)

@@ -26,37 +26,17 @@ from app.history import report
 from app.history.records import server_id_of
 from app.service.badge import CSP, SVG_TYPE, if_none_match, not_modified
 from app.service.errors import ApiError
+from app.service.history_paths import BADGE_READ_S, CACHE, READ_S, server_id_in_path, unavailable
+from app.service.routes import services_of
 from app.service.services import Services
 from badges import STYLES, Style, render_svg
 
-SERVER_ID = re.compile(r"^[0-9a-f]{24}$")
 DAYS = re.compile(r"[0-9]{1,2}")  # ASCII digits only: int() would take "+5" and full-width digits
-_CACHE = {"Cache-Control": "public, max-age=60"}
-#: Longest wait for the database on a history read, and on the uptime badge's (image proxies
-#: give up early), seconds; past it the database does not answer.
-READ_S = 3.0
-BADGE_READ_S = 1.0
-
-
-def _services(request: Request) -> Services:
-    services: Services = request.app.state.services
-    return services
-
-
-def _server_id(request: Request) -> str:
-    server_id = str(request.path_params["server_id"])
-    if not SERVER_ID.fullmatch(server_id):
-        raise ApiError("server_not_found", "a server id is 24 lower-case hex characters (SHA-256 of its URL)")
-    return server_id
-
-
-def _unavailable(exc: Exception) -> ApiError:
-    return ApiError("history_unavailable", f"the history database does not answer ({type(exc).__name__})")
 
 
 async def server(request: Request) -> Response:
     """``GET /v1/servers/{server_id}``: identity, the latest run, uptime rates, the badge snippet."""
-    services, server_id = _services(request), _server_id(request)
+    services, server_id = services_of(request), server_id_in_path(request)
     history = services.recorder.history
     now = datetime.now(UTC)
     try:
@@ -64,7 +44,7 @@ async def server(request: Request) -> Response:
             found = await history.server(server_id)
             days = await history.days(server_id, (now - timedelta(days=89)).date()) if found else []
     except Exception as exc:  # any driver or network fault: the database does not answer
-        raise _unavailable(exc) from exc
+        raise unavailable(exc) from exc
     if found is None:
         raise ApiError("server_not_found", "no check of this server is kept here")
     base = services.settings.public_base_url
@@ -78,12 +58,12 @@ async def server(request: Request) -> Response:
         "uptime": report.rates(days, now.date()),
         "badge": {"uptime_svg": badge, "markdown": f"[![MCP uptime]({badge})]({base}/v1/servers/{found.server_id})"},
     }
-    return JSONResponse(body, headers=_CACHE)
+    return JSONResponse(body, headers=CACHE)
 
 
 async def server_history(request: Request) -> Response:
     """``GET /v1/servers/{server_id}/history?days=90``: daily states, latency percentiles, status changes."""
-    services, server_id = _services(request), _server_id(request)
+    services, server_id = services_of(request), server_id_in_path(request)
     asked = request.query_params.get("days", "90")
     window = int(asked) if DAYS.fullmatch(asked) else 0
     if not 1 <= window <= 90:
@@ -98,7 +78,7 @@ async def server_history(request: Request) -> Response:
             midnight = since.replace(hour=0, minute=0, second=0, microsecond=0)
             runs = await history.window(server_id, midnight) if found else None
     except Exception as exc:  # any driver or network fault: the database does not answer
-        raise _unavailable(exc) from exc
+        raise unavailable(exc) from exc
     if found is None or runs is None:
         raise ApiError("server_not_found", "no check of this server is kept here")
     body = {
@@ -109,7 +89,7 @@ async def server_history(request: Request) -> Response:
         "status_changes": runs.status_changes,
         "runs": runs.runs,
     }
-    return JSONResponse(body, headers=_CACHE)
+    return JSONResponse(body, headers=CACHE)
 
 
 def _time(moment: datetime) -> str:
@@ -149,7 +129,7 @@ async def uptime_badge(request: Request) -> Response:
     window = {"7": 7, "30": 30, "90": 90}.get(request.query_params.get("window", "30"), 30)
     asked = request.query_params.get("style", "flat")
     style: Style = asked if asked in STYLES else "flat"
-    message, color = await uptime_state(_services(request), request.query_params.get("url", ""), window)
+    message, color = await uptime_state(services_of(request), request.query_params.get("url", ""), window)
     body, etag = _uptime_svg(message, color, style)
     headers = {"Cache-Control": "max-age=300, s-maxage=300", "ETag": etag, "X-Content-Type-Options": "nosniff",
                "Content-Security-Policy": CSP}  # fmt: skip
