@@ -32,7 +32,7 @@ from app.history.baselines import HOST_PROOF, BaselineHeld
 from app.history.records import Baseline, Toolset
 from app.payment import Payment, PaymentGate, payment_required
 from app.service.baseline_body import PROOF_HEADER, resource, view
-from app.service.errors import ApiError, from_payment, payment_errors
+from app.service.errors import ApiError, from_payment
 from app.service.history_paths import unavailable
 from app.service.services import Services
 
@@ -104,7 +104,7 @@ async def approve_paid(
             nonlocal answer, settling
             answer = json.dumps(view(server_id, baseline)).encode()
             settling = True
-            receipts.append(await _settle(services, paid, answer))
+            receipts.append(await services.settle(paid, answer))
 
         assert toolset.run_id is not None
         try:
@@ -124,7 +124,7 @@ async def approve_paid(
     finally:
         if not settled:
             await services.payments.release(paid)
-            if not settling:  # (a settlement's own outcome is counted by _settle)
+            if not settling:  # (a settlement's own outcome is counted by Services.settle)
                 services.metrics.payments.labels(outcome="released").inc()
 
 
@@ -148,15 +148,3 @@ def _raise_offered(services: Services, server_id: str, instructions: dict[str, A
     if offered is exc:
         raise exc
     raise offered from exc
-
-
-async def _settle(services: Services, payment: Payment, answer: bytes) -> SettleResponse:
-    """Settle ``payment`` for ``answer``, counting the outcome (``settled`` or the refusal's reason)."""
-    try:
-        with payment_errors():
-            receipt = await services.payments.settle(payment, answer)
-    except SondeError as exc:
-        services.metrics.payments.labels(outcome=exc.reason).inc()
-        raise
-    services.metrics.payments.labels(outcome="settled").inc()
-    return receipt

@@ -24,7 +24,7 @@ from app.attest.signer import Attestation
 from app.checks.canonical import safe_copy
 from app.checks.model import CheckResult
 from app.checks.run import unresolved_check
-from app.errors import SondeError, TargetRefused
+from app.errors import TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, TargetUrl, check_url, resolve_target
 from app.guard.shares import LookupOwner, lookups_for
 from app.payment import Payment, PaymentGate
@@ -33,7 +33,7 @@ from app.probe.credentials import Credentials
 from app.service import comparison
 from app.service.body import BaselineRequest
 from app.service.checks import CheckMode, TargetBusy
-from app.service.errors import ApiError, payment_errors
+from app.service.errors import ApiError
 from app.service.freepool import Draw
 from app.service.recorder import private, run_of
 from app.service.services import Services
@@ -136,7 +136,7 @@ async def _run(
         if isinstance(paid_with, Payment) and paid_with.stored_result is not None:
             # The same payment again, after a settlement whose outcome was unknown.
             settling = True
-            receipt = await _settle(services, paid_with, paid_with.stored_result)
+            receipt = await services.settle(paid_with, paid_with.stored_result)
             settled = served = True
             return Served(paid_with.stored_result, receipt=receipt)
         resolved = await _resolve(services, target, client, paid=paid_with is not None)
@@ -164,7 +164,7 @@ async def _run(
         served = True
         if isinstance(paid_with, Payment):
             settling = True
-            receipt = await _settle(services, paid_with, payload)
+            receipt = await services.settle(paid_with, payload)
             settled = True
             await kept(services, result, attestation)
             return Served(payload, receipt=receipt)
@@ -173,7 +173,7 @@ async def _run(
     finally:
         if isinstance(paid_with, Payment) and not settled:
             await services.payments.release(paid_with)
-            if not settling:  # (a settlement's own outcome is counted by _settle)
+            if not settling:  # (a settlement's own outcome is counted by Services.settle)
                 services.metrics.payments.labels(outcome="released").inc()
         elif isinstance(paid_with, Draw) and not served:
             await services.free_pool.give_back(paid_with)
@@ -271,18 +271,6 @@ def check_request(
     compared = hashlib.sha256(baseline.model_dump_json().encode()).hexdigest() if baseline is not None else None
     bound = {"url": url, "include_tools": include_tools, "credentials": secret, "baseline": compared}
     return json.dumps(bound).encode()
-
-
-async def _settle(services: Services, payment: Payment, result: bytes) -> SettleResponse:
-    """Settle ``payment``, counting the outcome (``settled`` or the refusal's reason key)."""
-    try:
-        with payment_errors():
-            receipt = await services.payments.settle(payment, result)
-    except SondeError as exc:
-        services.metrics.payments.labels(outcome=exc.reason).inc()
-        raise
-    services.metrics.payments.labels(outcome="settled").inc()
-    return receipt
 
 
 def chargeable(result: ProbeResult) -> bool:

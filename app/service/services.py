@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpcore2
+from x402.schemas import SettleResponse
 
 from app.attest.keyring import keyring_of
 from app.attest.signer import Attestor
 from app.attest.store import AttestationStore
 from app.checks.run import full_check
+from app.errors import SondeError
 from app.guard import ResolvedTarget, Resolver, SystemResolver
 from app.history.engine import database_url
 from app.history.retention import Pruner
@@ -152,6 +154,21 @@ class Services:
                 f"this check costs USD {self.settings.price_usd} (x402: PAYMENT-SIGNATURE); or send "
                 f"{self.settings.free_pool_header}: 1 to draw on the free pool",
             )
+
+    async def settle(self, payment: Payment, answer: bytes) -> SettleResponse:
+        """Settle ``payment`` for ``answer``, counting the outcome (``settled`` or the refusal's reason key).
+
+        Raises:
+            ApiError: the payment layer's refusal (see :func:`app.service.errors.payment_errors`).
+        """
+        try:
+            with payment_errors():
+                receipt = await self.payments.settle(payment, answer)
+        except SondeError as exc:
+            self.metrics.payments.labels(outcome=exc.reason).inc()
+            raise
+        self.metrics.payments.labels(outcome="settled").inc()
+        return receipt
 
     async def aclose(self) -> None:
         """Stop the pruning job and release connections."""
