@@ -23,8 +23,6 @@ the payment. Nothing is charged for an approval that is not written. Every ``PUT
 
 from __future__ import annotations
 
-import logging
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -36,13 +34,11 @@ from app.history.records import Baseline, Toolset
 from app.probe.runner import user_agent
 from app.service.baseline_body import PROOF_HEADER, host_proof, read_baseline_request, view
 from app.service.baseline_paid import approve_paid
-from app.service.clientip import client_ip, rate_key
+from app.service.budget import budgeted
 from app.service.errors import ApiError
 from app.service.history_paths import CACHE, server_id_in_path, unavailable
-from app.service.routes import NO_STORE, services_of
+from app.service.routes import services_of
 from app.service.services import Services
-
-logger = logging.getLogger("mcp_sonde.service")
 
 
 def _asks_proof(request: Request) -> bool:
@@ -57,23 +53,10 @@ def _asks_proof(request: Request) -> bool:
 async def approve_baseline(request: Request) -> Response:
     """``PUT /v1/servers/{server_id}/baseline`` (see the module docs)."""
     services = services_of(request)
-    client = rate_key(client_ip(request, services.trusted_proxies))
-    try:
-        decision = await services.admit(client)
-    except ApiError as exc:
-        exc.headers = exc.headers | NO_STORE
-        raise
-    try:
-        response = await _approve(request, services, server_id_in_path(request), client)
-    except ApiError as exc:
-        exc.headers = decision.headers() | exc.headers | NO_STORE
-        raise
-    except Exception as exc:  # a fault of ours is an answer of this route too
-        logger.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-        detail = "mcp-sonde failed; nothing was approved or charged"
-        raise ApiError("internal_error", detail, headers=decision.headers() | NO_STORE) from exc
-    response.headers.update(decision.headers() | NO_STORE)
-    return response
+    fault = "mcp-sonde failed; nothing was approved or charged"
+    return await budgeted(
+        request, services, lambda client: _approve(request, services, server_id_in_path(request), client), fault=fault
+    )
 
 
 async def _approve(request: Request, services: Services, server_id: str, client: str) -> Response:

@@ -25,7 +25,6 @@ server's private tool list, which no cache should keep.
 from __future__ import annotations
 
 import functools
-import logging
 from typing import Any
 
 import anyio
@@ -35,13 +34,10 @@ from starlette.responses import JSONResponse, Response
 from app.checks.canonical import CanonicalFormError
 from app.checks.fingerprint import fingerprints
 from app.drift import diff_tools
-from app.service.clientip import client_ip, rate_key
+from app.service.budget import budgeted
 from app.service.diffbody import DiffRequest, decode, read_diff_body
 from app.service.errors import ApiError
 from app.service.services import Services
-
-logger = logging.getLogger("mcp_sonde.service")
-NO_STORE = {"Cache-Control": "no-store"}
 
 
 def _prints(tools: list[dict[str, Any]]) -> dict[str, str | None]:
@@ -88,20 +84,9 @@ async def diff(request: Request) -> Response:
     """``POST /v1/mcp/diff``: compare two tool lists (see the module docs)."""
     services: Services = request.app.state.services
     settings = services.settings
-    client = rate_key(client_ip(request, services.trusted_proxies))
-    try:
-        decision = await services.admit(client, services.diff_limiter)
-    except ApiError as exc:
-        exc.headers = exc.headers | NO_STORE  # rate_limited carries the budget already
-        raise
-    headers = decision.headers() | NO_STORE
-    try:
+
+    async def compared(_client: str) -> Response:
         raw = await read_diff_body(request, settings.diff_max_body_bytes, settings.body_timeout_s)
-        answer = await _compared(services, raw)
-    except ApiError as exc:
-        exc.headers = headers | exc.headers
-        raise
-    except Exception as exc:  # a fault of ours is an answer of this route too
-        logger.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-        raise ApiError("internal_error", "mcp-sonde failed", headers=headers) from exc
-    return JSONResponse(answer, headers=headers)
+        return JSONResponse(await _compared(services, raw))
+
+    return await budgeted(request, services, compared, limiter=services.diff_limiter, fault="mcp-sonde failed")

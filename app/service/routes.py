@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping
 
 import yaml
@@ -13,15 +12,13 @@ from starlette.responses import JSONResponse, Response
 from app.checks.catalogue import catalogue
 from app.payment import payment_required
 from app.service.body import read_check_request
+from app.service.budget import budgeted
 from app.service.checkflow import run_check
-from app.service.clientip import client_ip, rate_key
 from app.service.cors import origin_may_draw
 from app.service.errors import ApiError
 from app.service.metrics import bearer_matches
 from app.service.services import Services
 from app.settings import Settings
-
-logger = logging.getLogger("mcp_sonde.service")
 
 
 def services_of(request: Request) -> Services:
@@ -38,27 +35,7 @@ async def check(request: Request) -> Response:
     ``Cache-Control: no-store`` and carries the client's rate-limit headers.
     """
     services = services_of(request)
-    client = rate_key(client_ip(request, services.trusted_proxies))
-    try:
-        decision = await services.admit(client)
-    except ApiError as exc:
-        exc.headers = exc.headers | NO_STORE  # rate_limited carries the budget already
-        raise
-    try:
-        response = await _checked(request, services, client)
-    except ApiError as exc:
-        exc.headers = decision.headers() | exc.headers | NO_STORE  # every answer shows the client's budget
-        raise
-    except Exception as exc:  # a fault of ours is an answer of this route too
-        logger.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-        detail = "mcp-sonde failed; nothing was charged"
-        raise ApiError("internal_error", detail, headers=decision.headers() | NO_STORE) from exc
-    response.headers.update(decision.headers() | NO_STORE)
-    return response
-
-
-#: A check's answer is one live observation (and may be a paid one): no cache keeps or replays it.
-NO_STORE = {"Cache-Control": "no-store"}
+    return await budgeted(request, services, lambda client: _checked(request, services, client))
 
 
 async def _checked(request: Request, services: Services, client: str) -> Response:
