@@ -9,6 +9,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import asyncpg
@@ -16,6 +17,7 @@ import pytest
 
 from app.history import migrate
 from app.history.store import SqlHistory
+from tests.servers.tcp_relay import Relay, relay
 
 POSTGRES = os.environ.get("MCP_SONDE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -36,16 +38,38 @@ def postgres_available() -> bool:
     return True
 
 
+def need_postgres() -> None:
+    """Skip without a PostgreSQL server (fail under ``CI=true``, where one must answer)."""
+    if not postgres_available():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"no PostgreSQL answers at {POSTGRES}")
+        pytest.skip("no PostgreSQL server")
+
+
+@contextmanager
+def relayed_postgres() -> Iterator[tuple[Relay, str]]:
+    """A new PostgreSQL database at the newest schema, reached through a relay a test can cut
+    (open on entry), dropped afterwards: ``(relay, database URL through it)``."""
+    need_postgres()
+    name = f"sonde_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    try:
+        with relay(("127.0.0.1", 5432)) as database:
+            url = f"postgresql+asyncpg://postgres@127.0.0.1:{database.port}/{name}"
+            database.open = True
+            asyncio.run(migrate.upgrade(url))
+            yield database, url
+    finally:
+        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
 @pytest.fixture
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """An empty database of the parametrised backend (``sqlite`` or ``postgresql``)."""
     if request.param == "sqlite":
         yield f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}"
         return
-    if not postgres_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"no PostgreSQL answers at {POSTGRES}")
-        pytest.skip("no PostgreSQL server")
+    need_postgres()
     name = f"sonde_test_{uuid.uuid4().hex[:12]}"
     asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
     try:

@@ -7,22 +7,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
-import uuid
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
-import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.history import migrate
 from app.history.store import SqlHistory
-from tests.history.conftest import _admin, postgres_available
+from tests.history.conftest import relayed_postgres
 from tests.payment.chain import PRICE, START_BALANCE, Chain, facilitator_app, pay
 from tests.payment.conftest import PaidService
-from tests.servers.tcp_relay import Relay, relay
+from tests.servers.tcp_relay import Relay
 from tests.servers.uvicorn_thread import serve
 from tests.service.conftest import reason_of
 from tests.service.test_baseline import FIRST, SECOND, SERVER, seed
@@ -121,29 +117,17 @@ class CutOnVerify:
 def test_nothing_is_charged_when_the_approval_cannot_be_written(
     paid_service: PaidService, chain: Chain, tmp_path: Path
 ) -> None:
-    if not postgres_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail("no PostgreSQL server answers")
-        pytest.skip("no PostgreSQL server")
-    name = f"sonde_test_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-    try:
-        with relay(("127.0.0.1", 5432)) as database:
-            url = f"postgresql+asyncpg://postgres@127.0.0.1:{database.port}/{name}"
+    with relayed_postgres() as (database, url):
+        seed_postgres(url)
+        cutter = CutOnVerify(facilitator_app(chain), database)
+        with (
+            serve(cutter) as port,
+            paid_service(database_url=url, facilitator_url=f"http://127.0.0.1:{port}") as base,
+        ):
+            signature = payment_for(base, chain, {"run_id": FIRST.run_id})
+            failed = put(base, {"run_id": FIRST.run_id}, signature)
             database.open = True
-            asyncio.run(migrate.upgrade(url))
-            seed_postgres(url)
-            cutter = CutOnVerify(facilitator_app(chain), database)
-            with (
-                serve(cutter) as port,
-                paid_service(database_url=url, facilitator_url=f"http://127.0.0.1:{port}") as base,
-            ):
-                signature = payment_for(base, chain, {"run_id": FIRST.run_id})
-                failed = put(base, {"run_id": FIRST.run_id}, signature)
-                database.open = True
-                retried = put(base, {"run_id": FIRST.run_id}, signature)
-    finally:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            retried = put(base, {"run_id": FIRST.run_id}, signature)
     assert (failed.status_code, reason_of(failed)) == (503, "history_unavailable")
     assert retried.status_code == 200, retried.text  # the payment was released, not spent
     assert chain.balance(chain.payer) == START_BALANCE - PRICE  # charged once, for the approval written

@@ -6,21 +6,17 @@ history database that is away never fails a check that named none."""
 from __future__ import annotations
 
 import asyncio
-import os
-import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
 
-from app.history import migrate
 from app.history.records import server_id_of
 from app.history.store import SqlHistory
-from tests.history.conftest import _admin, postgres_available
+from tests.history.conftest import relayed_postgres
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
-from tests.servers.tcp_relay import relay
 from tests.service.conftest import Service, reason_of
 from tests.service.test_history_recording import FREE, check, wait_for
 
@@ -205,25 +201,13 @@ def test_a_large_body_is_taken_only_for_baseline_tools(service: Service, raw: Ra
 
 
 def test_a_database_that_is_away_fails_no_check_that_named_no_baseline(service: Service, raw: RawServer) -> None:
-    if not postgres_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail("no PostgreSQL server answers")
-        pytest.skip("no PostgreSQL server")
     raw.routes["/mcp"] = MiniMcp()
-    name = f"sonde_test_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-    try:
-        with relay(("127.0.0.1", 5432)) as database:
-            url = f"postgresql+asyncpg://postgres@127.0.0.1:{database.port}/{name}"
-            database.open = True
-            asyncio.run(migrate.upgrade(url))
-            database.cut()
-            with service(database_url=url) as base:
-                plain = check(base, {"url": raw.url("/mcp")})
-                named = check(base, {"url": raw.url("/mcp"), "baseline": {"run_id": "0" * 64}})
-                given = check(base, {"url": raw.url("/mcp"), "baseline": {"tools": tools("alpha", "beta")}})
-    finally:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with relayed_postgres() as (database, url):
+        database.cut()
+        with service(database_url=url) as base:
+            plain = check(base, {"url": raw.url("/mcp")})
+            named = check(base, {"url": raw.url("/mcp"), "baseline": {"run_id": "0" * 64}})
+            given = check(base, {"url": raw.url("/mcp"), "baseline": {"tools": tools("alpha", "beta")}})
     assert plain.status_code == 200
     assert verdicts(plain)["toolset_unchanged_vs_baseline"] == ("unverified", "baseline_unavailable")
     assert (named.status_code, reason_of(named)) == (503, "history_unavailable")

@@ -6,25 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
-import uuid
 import zlib
 from pathlib import Path
 from typing import Any
 
 import httpx2
-import pytest
 from sqlalchemy import select
 
-from app.history import migrate
 from app.history.records import server_id_of
 from app.history.schema import runs, servers, toolsets
 from app.history.store import SqlHistory
-from tests.history.conftest import _admin, postgres_available
+from tests.history.conftest import relayed_postgres
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
-from tests.servers.tcp_relay import relay
 from tests.service.conftest import Service
 
 FREE = {"X-Free-Pool": "1"}
@@ -106,30 +101,17 @@ def test_a_check_of_a_url_with_a_query_string_is_never_stored(service: Service, 
 def test_a_database_that_is_away_never_fails_a_check(service: Service, raw: RawServer) -> None:
     """The database goes away: checks are served, /readyz says degraded with the queue; it comes
     back: the waiting runs are stored, once each."""
-    if not postgres_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail("no PostgreSQL server answers")
-        pytest.skip("no PostgreSQL server")
     raw.routes["/mcp"] = MiniMcp()
-    name = f"sonde_test_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-    host, port = "127.0.0.1", 5432  # the local PostgreSQL server, behind the relay
-    try:
-        with relay((host, port)) as database:
-            url = f"postgresql+asyncpg://postgres@127.0.0.1:{database.port}/{name}"
+    with relayed_postgres() as (database, url):  # the local PostgreSQL server, behind the relay
+        database.cut()  # away before the service starts: it starts all the same
+        with service(database_url=url) as base:
+            answers = [check(base, {"url": raw.url("/mcp")}) for _ in range(3)]
+            assert [a.status_code for a in answers] == [200, 200, 200]
+            degraded = wait_for(lambda: not httpx2.get(f"{base}/readyz", timeout=10).json()["history"]["ok"])
+            ready = httpx2.get(f"{base}/readyz", timeout=10).json()
             database.open = True
-            asyncio.run(migrate.upgrade(url))
-            database.cut()  # away before the service starts: it starts all the same
-            with service(database_url=url) as base:
-                answers = [check(base, {"url": raw.url("/mcp")}) for n in range(3)]
-                assert [a.status_code for a in answers] == [200, 200, 200]
-                degraded = wait_for(lambda: not httpx2.get(f"{base}/readyz", timeout=10).json()["history"]["ok"])
-                ready = httpx2.get(f"{base}/readyz", timeout=10).json()
-                database.open = True
-                rows = wait_for(lambda: len(stored(url)) == 3 and stored(url), within_s=40)
-                metrics = httpx2.get(f"{base}/metrics", timeout=10).text
-    finally:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            rows = wait_for(lambda: len(stored(url)) == 3 and stored(url), within_s=40)
+            metrics = httpx2.get(f"{base}/metrics", timeout=10).text
     assert degraded and ready["status"] == "degraded" and ready["history"]["queued"] >= 1
     assert sorted(row.run_id for row in rows) == sorted(a.json()["attestation_id"] for a in answers)
     assert 'mcp_sonde_history_runs_total{outcome="stored"} 3.0' in metrics
@@ -137,25 +119,12 @@ def test_a_database_that_is_away_never_fails_a_check(service: Service, raw: RawS
 
 def test_readyz_asks_the_database_itself(service: Service) -> None:
     """Regression: /readyz said the history was ok until a run failed to be written; it pings."""
-    if not postgres_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail("no PostgreSQL server answers")
-        pytest.skip("no PostgreSQL server")
-    name = f"sonde_test_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-    try:
-        with relay(("127.0.0.1", 5432)) as database:
-            url = f"postgresql+asyncpg://postgres@127.0.0.1:{database.port}/{name}"
-            database.open = True
-            asyncio.run(migrate.upgrade(url))
-            with service(database_url=url) as base:
-                before = httpx2.get(f"{base}/readyz", timeout=10).json()
-                database.cut()
-                during = httpx2.get(f"{base}/readyz", timeout=10).json()
-                database.open = True
-                after = wait_for(lambda: httpx2.get(f"{base}/readyz", timeout=10).json()["history"]["ok"])
-    finally:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with relayed_postgres() as (database, url), service(database_url=url) as base:
+        before = httpx2.get(f"{base}/readyz", timeout=10).json()
+        database.cut()
+        during = httpx2.get(f"{base}/readyz", timeout=10).json()
+        database.open = True
+        after = wait_for(lambda: httpx2.get(f"{base}/readyz", timeout=10).json()["history"]["ok"])
     assert before["history"] == {"ok": True, "queued": 0}
     assert during["history"] == {"ok": False, "queued": 0} and during["status"] == "degraded"
     assert after
