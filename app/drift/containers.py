@@ -19,6 +19,21 @@ def _and(first: Answer, second: Answer) -> Answer:
     return None if first is None or second is None else True
 
 
+def _sizes(
+    v: Validator, schema: dict[str, Any], ptr: Path, size: int, keywords: tuple[str, str]
+) -> tuple[bool, Answer]:
+    """The lower and upper bound of a size (``minItems``/``maxItems``, ``minProperties``/
+    ``maxProperties``): ``(True, answer)`` when one decides, ``(False, None)`` when both hold."""
+    for keyword, above in zip(keywords, (True, False), strict=True):
+        if keyword in schema:
+            limit = count(schema[keyword])
+            if limit is None:
+                return True, v.maybe("invalid_schema")
+            if size < limit if above else size > limit:
+                return True, v.no((ptr, keyword), keyword)
+    return False, None
+
+
 def array(v: Validator, schema: dict[str, Any], ptr: Path, inst: Any, depth: int) -> Answer:
     if not isinstance(inst, list):
         return True
@@ -40,13 +55,9 @@ def array(v: Validator, schema: dict[str, Any], ptr: Path, inst: Any, depth: int
             result = _and(result, v.check(tail, (ptr, tail_key), item, depth + 1))
         if result is False:
             return False
-    for keyword, above in (("minItems", True), ("maxItems", False)):
-        if keyword in schema:
-            limit = count(schema[keyword])
-            if limit is None:
-                return v.maybe("invalid_schema")
-            if len(inst) < limit if above else len(inst) > limit:
-                return v.no((ptr, keyword), keyword)
+    decided, answer = _sizes(v, schema, ptr, len(inst), ("minItems", "maxItems"))
+    if decided:
+        return answer
     if schema.get("uniqueItems") is True:
         v.budget.spend(len(inst) * len(inst) // 8)
         for i, item in enumerate(inst):
@@ -106,13 +117,9 @@ def members(v: Validator, schema: dict[str, Any], ptr: Path, inst: Any, depth: i
     for index, name in enumerate(required):
         if name not in inst:
             return v.no((ptr, "required", index), "required")
-    for keyword, above in (("minProperties", True), ("maxProperties", False)):
-        if keyword in schema:
-            limit = count(schema[keyword])
-            if limit is None:
-                return v.maybe("invalid_schema")
-            if len(inst) < limit if above else len(inst) > limit:
-                return v.no((ptr, keyword), keyword)
+    decided, answer = _sizes(v, schema, ptr, len(inst), ("minProperties", "maxProperties"))
+    if decided:
+        return answer
     for keyword in ("dependentRequired", "dependentSchemas", "dependencies"):
         table = schema.get(keyword, {})
         if not isinstance(table, dict):
