@@ -26,6 +26,18 @@ class TooDeep(ValueError):
     """The document nests deeper than allowed."""
 
 
+class DuplicateKey(ValueError):
+    """An object of the document gives a key twice (RFC 8259 section 4 leaves it undefined)."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An ``object_pairs_hook`` that refuses an object giving a key twice (:class:`DuplicateKey`)."""
+    made = dict(pairs)
+    if len(made) != len(pairs):
+        raise DuplicateKey("a key appears twice")
+    return made
+
+
 def _depth_exceeds(raw: bytes, limit: int) -> bool:
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False

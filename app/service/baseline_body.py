@@ -33,12 +33,6 @@ class ApprovalRequest(BaseModel):
     run_id: StrictStr | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
 
-def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    if len({key for key, _ in pairs}) != len(pairs):
-        raise ValueError("a key appears twice")
-    return dict(pairs)
-
-
 async def read_baseline_request(request: Request, max_bytes: int, timeout_s: float) -> ApprovalRequest:
     """The body: empty, or ``application/json`` with at most ``run_id`` (read as the check's body is).
 
@@ -53,12 +47,10 @@ async def read_baseline_request(request: Request, max_bytes: int, timeout_s: flo
         raise ApiError("unsupported_media_type", "send the body as application/json")
     refused = ApiError("invalid_baseline_request", 'the body is {"run_id": "<64 hex>"}, {} or nothing')
     try:
-        payload = jsonsafe.loads(body, object_pairs_hook=_unique)
-    except ValueError as exc:
-        if "twice" in str(exc):
-            raise refused from None
-        raise ApiError("invalid_json", "the body is not valid JSON") from exc
-    except RecursionError as exc:
+        payload = jsonsafe.loads(body, object_pairs_hook=jsonsafe.unique_keys)
+    except jsonsafe.DuplicateKey:
+        raise refused from None
+    except (ValueError, RecursionError) as exc:
         raise ApiError("invalid_json", "the body is not valid JSON") from exc
     try:
         return ApprovalRequest.model_validate(payload)

@@ -163,10 +163,10 @@ async def read_check_request(
     if not is_json(request.headers.get("content-type", "")):
         raise ApiError("unsupported_media_type", "send the body as application/json")
     body = await read_body(request, max(max_bytes, baseline_max_bytes), timeout_s)
-    if jsonsafe.too_deep(body):
-        raise ApiError("invalid_json", f"the body nests deeper than {jsonsafe.MAX_DEPTH} levels")
     try:
         payload = jsonsafe.loads(body, object_pairs_hook=_unique_keys)
+    except jsonsafe.TooDeep as exc:  # (measured once, before parsing)
+        raise ApiError("invalid_json", f"the body nests deeper than {jsonsafe.MAX_DEPTH} levels") from exc
     except (ValueError, RecursionError) as exc:
         raise ApiError("invalid_json", "the body is not valid JSON") from exc
     twice = _duplicate_reason(payload)

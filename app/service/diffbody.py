@@ -43,18 +43,6 @@ class DiffRequest:
     after: list[dict[str, Any]]
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """JSON objects with a key given twice are refused (RFC 8259 section 4 leaves them undefined)."""
-    made = dict(pairs)
-    if len(made) != len(pairs):
-        raise _DuplicateKey("duplicate key")
-    return made
-
-
 def _refuse(pointer: str, what: str) -> ApiError:
     return ApiError("invalid_tools", f"{pointer}: {what}", 422)
 
@@ -126,8 +114,8 @@ def decode(body: bytes) -> DiffRequest:
         ApiError: ``invalid_json`` (400), ``invalid_body``, ``too_many_tools`` or ``invalid_tools`` (422).
     """
     try:
-        payload = jsonsafe.loads(body, object_pairs_hook=_unique_keys)
-    except _DuplicateKey:
+        payload = jsonsafe.loads(body, object_pairs_hook=jsonsafe.unique_keys)
+    except jsonsafe.DuplicateKey:
         raise ApiError("invalid_body", "a key appears twice in the body; say each once", 422) from None
     except (ValueError, RecursionError) as exc:
         raise ApiError("invalid_json", "the body is not valid JSON") from exc
