@@ -9,9 +9,9 @@ in 90 days, the worst case of a history read):
   day's counter upserted, the server's latest state and the tool-list change check; the server's
   list is the one it had (a first record per server, untimed, stores it), as for most runs.
 - **history**: ``GET /v1/servers/{id}/history?days=90`` as the service answers it
-  (:func:`app.service.servers.server_history` called with a request: ``server()``, ``days()``,
-  ``window()`` for 90 days, which sums the runs up in the database, the :mod:`app.history.report`
-  functions for the days, the JSON response).
+  (:func:`app.service.servers.server_history` called with a request: ``history()``, which reads
+  the server, its days and its 90-day window on one connection (:mod:`app.history.reading`),
+  the :mod:`app.history.report` functions for the days, the JSON response).
 - **changes**: ``changes(server_id, limit=50)``, the newest 50 tool-list changes.
 
 On two databases made by :mod:`bench.history_data` and :mod:`bench.history_load` (migrated with
@@ -177,11 +177,12 @@ async def describe(backend: str, history: SqlHistory, per: list[int], typical: l
 
 
 async def breakdown(history: SqlHistory, server_ids: list[str], n: int) -> None:
-    """Median ms of each store call of a hot server's history read, called alone."""
+    """Median ms of a hot server's history read, and of the store calls it once was, each called alone."""
     now = datetime.now(UTC)
     since = now - timedelta(days=89)
     midnight = since.replace(hour=0, minute=0, second=0, microsecond=0)
     parts: list[tuple[str, Callable[[str], Awaitable[object]]]] = [
+        ("history() (the whole read)", lambda sid: history.history(sid, midnight)),
         ("server()", history.server),
         ("days()", lambda sid: history.days(sid, since.date())),
         ("window()", lambda sid: history.window(sid, midnight)),

@@ -136,11 +136,7 @@ async def window(
 ) -> Window | None:
     """The window from ``since`` read day by day, or ``None`` when it is not read this way (see
     the module docs: not at a midnight, an unknown server, fewer runs than :data:`FROM_RUNS` or
-    more than ``limit``)."""
-    since = utc(since).astimezone(UTC)
-    if since.time() != time():
-        return None
-    today = today or datetime.now(UTC).date()
+    more than ``limit``); the digests it made are kept."""
     async with engine.connect() as db:
         server = await db.scalar(select(servers.c.id).where(servers.c.server_id == server_id))
         if server is None:
@@ -148,30 +144,50 @@ async def window(
         counted = select(
             server_days.c.day,
             server_days.c.up + server_days.c.gated + server_days.c.down + server_days.c.left_out,
-        ).where(server_days.c.server == server, server_days.c.day >= since.date())
+        ).where(server_days.c.server == server, server_days.c.day >= utc(since).astimezone(UTC).date())
         counts = {day: int(n) for day, n in (await db.execute(counted)).all()}
-        if not FROM_RUNS <= sum(counts.values()) <= limit:
-            return None
-        kept = select(day_digests.c.day, day_digests.c.runs, day_digests.c.digest).where(
-            and_(day_digests.c.server == server, day_digests.c.day >= since.date(), day_digests.c.day < today)
-        )
-        digests = {
-            day: read
-            for day, n, blob in (await db.execute(kept)).all()
-            if counts.get(day) == n and (read := _read(blob))
-        }
-        wanted = sorted(day for day in counts if day not in digests)
-        made: dict[date, Digest] = {}
-        for first, last in _ranges(wanted):
-            made |= await _runs_of(db, server, first, last)
+        found = await by_day(db, server, counts, since, limit, today)
+    if found is None:
+        return None
+    answer, fresh = found
+    await keep(engine, server, fresh)
+    return answer
+
+
+async def by_day(
+    db: AsyncConnection,
+    server: int,
+    counts: dict[date, int],
+    since: datetime,
+    limit: int,
+    today: date | None = None,
+) -> tuple[Window, dict[date, Digest]] | None:
+    """The window from ``since`` of the server whose key is ``server`` and whose days from
+    ``since`` on hold ``counts`` runs (from ``server_days``), read day by day; with the digests
+    made now that may be kept (:func:`keep`, once the connection is given back). ``None`` when
+    the window is not read this way (see :func:`window`)."""
+    since = utc(since).astimezone(UTC)
+    if since.time() != time() or not FROM_RUNS <= sum(counts.values()) <= limit:
+        return None
+    today = today or datetime.now(UTC).date()
+    kept = select(day_digests.c.day, day_digests.c.runs, day_digests.c.digest).where(
+        and_(day_digests.c.server == server, day_digests.c.day >= since.date(), day_digests.c.day < today)
+    )
+    digests = {
+        day: read for day, n, blob in (await db.execute(kept)).all() if counts.get(day) == n and (read := _read(blob))
+    }
+    wanted = sorted(day for day in counts if day not in digests)
+    made: dict[date, Digest] = {}
+    for first, last in _ranges(wanted):
+        made |= await _runs_of(db, server, first, last)
     fresh = {day: digest for day, digest in made.items() if day < today and counts.get(day) == digest.runs}
-    if fresh:
-        await _keep(engine, server, fresh)
-    return _combine({**digests, **made})
+    return _combine({**digests, **made}), fresh
 
 
-async def _keep(engine: AsyncEngine, server: int, digests: dict[date, Digest]) -> None:
+async def keep(engine: AsyncEngine, server: int, digests: dict[date, Digest]) -> None:
     """Write the digests just made (a failure only means they are made again next time)."""
+    if not digests:
+        return
     insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
     rows = [{"server": server, "day": day, "runs": d.runs, "digest": d.pack()} for day, d in digests.items()]
     statement = insert(day_digests).values(rows)

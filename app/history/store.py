@@ -23,9 +23,10 @@ from app.checks.canonical import canonical_bytes
 from app.guard.url import without_query
 from app.history import baselines as lookups
 from app.history import changes as changelog
-from app.history import digests, retention
+from app.history import digests, reading, retention
 from app.history.baselines import Confirm
 from app.history.engine import open_engine
+from app.history.reading import HistoryRead
 from app.history.records import Baseline, Change, Day, Run, ServerSummary, Toolset, server_id_of, utc
 from app.history.schema import runs, server_days, servers, toolsets
 from app.history.uptime import CODES, uptime_of
@@ -62,6 +63,11 @@ class History(Protocol):
 
     async def window(self, server_id: str, since: datetime, limit: int = POINTS) -> Window:
         """What the runs :meth:`points` would return say: their number, latency percentiles, status changes."""
+        ...
+
+    async def history(self, server_id: str, since: datetime, limit: int = POINTS) -> HistoryRead | None:
+        """The server, its days from ``since`` and what the window from ``since`` (a UTC
+        midnight, for the day by day read) says, read together (``None``: not kept here)."""
         ...
 
     async def changes(self, server_id: str, limit: int = 50, before: datetime | None = None) -> list[Change]:
@@ -229,20 +235,8 @@ class SqlHistory:
     async def server(self, server_id: str) -> ServerSummary | None:
         """See :meth:`History.server`."""
         async with self.engine.connect() as db:
-            row = (
-                await db.execute(
-                    select(servers, runs.c.run_id)
-                    .outerjoin(runs, runs.c.id == servers.c.latest_run)
-                    .where(servers.c.server_id == server_id)
-                )
-            ).first()
-        if row is None:
-            return None
-        return ServerSummary(
-            server_id=row.server_id, url=row.url, host=row.host, addresses=tuple(row.addresses),
-            first_seen=utc(row.first_seen), last_seen=utc(row.last_seen), latest_status=row.latest_status,
-            latest_run_id=row.run_id,
-        )  # fmt: skip
+            row = (await db.execute(reading.server_query(server_id))).first()
+        return None if row is None else reading.summary_of(row)
 
     async def days(self, server_id: str, since: date) -> list[Day]:
         """See :meth:`History.days`."""
@@ -283,6 +277,10 @@ class SqlHistory:
             return by_day
         async with self.engine.connect() as db:
             return await summarised(db, server_id, since, limit)
+
+    async def history(self, server_id: str, since: datetime, limit: int = POINTS) -> HistoryRead | None:
+        """See :meth:`History.history`."""
+        return await reading.read(self.engine, server_id, since, limit)
 
     async def changes(self, server_id: str, limit: int = 50, before: datetime | None = None) -> list[Change]:
         """See :meth:`History.changes`."""

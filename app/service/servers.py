@@ -73,18 +73,16 @@ async def server_history(request: Request) -> Response:
     since = now - timedelta(days=window - 1)
     try:
         with anyio.fail_after(READ_S):
-            found = await history.server(server_id)
-            days = await history.days(server_id, since.date()) if found else []
-            midnight = since.replace(hour=0, minute=0, second=0, microsecond=0)
-            runs = await history.window(server_id, midnight) if found else None
+            found = await history.history(server_id, since.replace(hour=0, minute=0, second=0, microsecond=0))
     except Exception as exc:  # any driver or network fault: the database does not answer
         raise unavailable(exc) from exc
-    if found is None or runs is None:
+    if found is None:
         raise ApiError("server_not_found", "no check of this server is kept here")
+    runs = found.window
     body = {
         "server_id": server_id,
-        "days": report.daily(days),
-        "uptime": report.rates(days, now.date()),
+        "days": report.daily(found.days),
+        "uptime": report.rates(found.days, now.date()),
         "latency": runs.latency | {"runs": runs.reached},
         "status_changes": runs.status_changes,
         "runs": runs.runs,
