@@ -115,14 +115,22 @@ def create_app(
                 await badges.aclose()
                 await services.aclose()
                 raise
+        jobs = None
         try:
             services.tracing.start()  # (otel_unavailable: the start fails, with one clear line)
+            if settings.embedded_jobs and not settings.redis_url:
+                from app.jobs.embedded import Embedded  # (scheduled work, in this process: app.jobs.embedded)
+
+                jobs = Embedded(services)
+                await jobs.start()
             async with mcp_server.session_manager.run():
                 yield
         except SondeError as exc:
             logger.error("start-up failed: %s: %s", exc.reason, exc.message)
             raise
         finally:
+            if jobs is not None:
+                await jobs.stop()
             services.tracing.shutdown()
             await badges.aclose()
             await services.aclose()
