@@ -102,7 +102,12 @@ class Dispatcher:
 
 def bind(broker: AsyncBroker, dispatcher: Dispatcher) -> None:
     """Register the dispatcher's task on ``broker`` (a worker's, or the embedded one)."""
-    broker.register_task(dispatcher.run, task_name=TASK_NAME)
+
+    async def run_job(job: str) -> None:
+        """Run one job (its JSON text)."""
+        await dispatcher.run(job)
+
+    broker.register_task(run_job, task_name=TASK_NAME)
 
 
 async def kick(broker: AsyncBroker, job: Job) -> None:
