@@ -238,6 +238,11 @@ class Settings(BaseSettings):
         default=True,
         description="Without REDIS_URL, `mcp-sonde serve` runs the scheduler and a worker in its own process.",
     )
+    job_parts: list[str] = Field(
+        default_factory=list,
+        description="More registration functions of scheduled work (module:function, JSON list), called after "
+        "the built-in ones in workers, schedulers and the embedded mode.",
+    )
     scheduler_tick_s: float = Field(
         default=5.0, gt=0, le=300, description="How often the scheduler asks every source for due jobs, seconds."
     )

@@ -5,7 +5,8 @@ add sources and handlers; each is ``register(registry: Registry, ctx: JobContext
 and is called once per process (worker, scheduler, or ``serve`` in the embedded mode), after
 the engine's own :data:`~app.jobs.model.PROBE` handler is registered. A package's function adds
 its :class:`~app.jobs.model.Source` (``registry.add_source``) and the handlers of its kinds
-(``registry.add_handler``); it may keep ``ctx`` for its handlers' and sources' use.
+(``registry.add_handler``); it may keep ``ctx`` for its handlers' and sources' use. The setting
+``job_parts`` names more of them (a deployment's own, the drills').
 """
 
 from __future__ import annotations
@@ -38,6 +39,6 @@ def context_for(services: Services, parts: tuple[str, ...] | None = None) -> Job
     registry = Registry()
     ctx = JobContext(services, registry, JobMetrics(services.metrics.registry))
     registry.add_handler(PROBE, probe)
-    for name in PARTS if parts is None else parts:
+    for name in (*PARTS, *services.settings.job_parts) if parts is None else parts:
         load(name)(registry, ctx)
     return ctx

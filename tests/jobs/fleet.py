@@ -3,6 +3,7 @@ host, the requests in flight and when each probe started (measured at the server
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import socket
@@ -55,7 +56,7 @@ class Counted:
         """The shortest time between two probe starts at ``host`` (inf with fewer than two)."""
         with self._lock:
             times = sorted(self.starts[host])
-        return min((b - a for a, b in zip(times, times[1:], strict=False)), default=float("inf"))
+        return min((b - a for a, b in itertools.pairwise(times)), default=float("inf"))
 
 
 @dataclass
