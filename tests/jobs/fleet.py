@@ -3,6 +3,7 @@ host, the requests in flight and when each probe started (measured at the server
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import signal
@@ -17,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
+
+import redis
 
 from tests.servers.raw import Request
 from tests.servers.raw_mcp import MiniMcp
@@ -120,6 +123,10 @@ class Fleet:
                 codes.append(process.wait())
         for log in self._logs:
             log.close()
+        with contextlib.suppress(redis.RedisError):  # (the queue of this fleet's own, off the shared Redis)
+            client = redis.Redis.from_url(self.redis_url)
+            client.delete(self.queue)
+            client.close()
         return codes
 
 

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import pytest
+from redis.asyncio import Redis
 
 from app.attest.verify.keydoc import parse_keys
 from app.attest.verify.verifier import verify
@@ -81,6 +82,9 @@ async def on_redis(settings: Settings, source: ListSource) -> AsyncIterator[tupl
         stop.set()
         await asyncio.wait_for(worker, 30)
         await producer.shutdown()
+        client = Redis.from_url(shared_redis_url())
+        await client.delete(settings.jobs_queue)
+        await client.aclose()
         await services.aclose()
 
 
