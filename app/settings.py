@@ -229,6 +229,59 @@ class Settings(BaseSettings):
         description="Budget of fetching a host's proof document (/.well-known/mcp-sonde.json), seconds.",
     )  # fmt: skip
 
+    # --- scheduled work (app.jobs) -----------------------------------------------------------
+    jobs_queue: str = Field(
+        default="mcp-sonde:jobs", min_length=1, max_length=128,
+        description="Name of the Redis stream the scheduler enqueues jobs on and workers read (with REDIS_URL).",
+    )  # fmt: skip
+    embedded_jobs: bool = Field(
+        default=True,
+        description="Without REDIS_URL, `mcp-sonde serve` runs the scheduler and a worker in its own process.",
+    )
+    job_parts: list[str] = Field(
+        default_factory=list,
+        description="More registration functions of scheduled work (module:function, JSON list), called after "
+        "the built-in ones in workers, schedulers and the embedded mode.",
+    )
+    scheduler_tick_s: float = Field(
+        default=5.0, gt=0, le=300, description="How often the scheduler asks every source for due jobs, seconds."
+    )
+    scheduler_batch: int = Field(
+        default=500, ge=1, le=100_000, description="Most jobs the scheduler takes from one source per tick."
+    )
+    scheduler_max_backlog: int = Field(
+        default=5000, ge=1, le=10_000_000,
+        description="Jobs enqueued and not yet done past which the scheduler takes no more from its sources.",
+    )  # fmt: skip
+    scheduler_lock_ttl_s: float = Field(
+        default=15.0, ge=2, le=120,
+        description="Lifetime of the active scheduler's lock in Redis (renewed every third of it); a standby "
+        "takes over at most this long after the active one dies.",
+    )  # fmt: skip
+    worker_concurrency: int = Field(default=20, ge=1, le=1000, description="Jobs one worker process runs at once.")
+    job_redelivery_idle_s: float = Field(
+        default=60.0, ge=1, le=86_400,
+        description="A job a worker took and did not acknowledge for this long (it died) is handed to another "
+        "worker; keep it above the longest job (probe_timeout_s + job_turn_wait_s).",
+    )  # fmt: skip
+    job_turn_wait_s: float = Field(
+        default=30.0, gt=0, le=600,
+        description="How long a probe job waits for its host's turn before it is put back on the queue, seconds.",
+    )  # fmt: skip
+    job_done_ttl_s: float = Field(
+        default=7 * 86_400, ge=60, le=400 * 86_400,
+        description="How long a finished job's id is remembered, so a redelivered job is not run again, seconds.",
+    )  # fmt: skip
+    job_history_wait_s: float = Field(
+        default=20.0, ge=0, le=600,
+        description="How long a probe job retries writing its run while the database does not answer, before "
+        "the run waits in the history queue (or is counted lost when that is full), seconds.",
+    )  # fmt: skip
+    worker_drain_s: float = Field(
+        default=30.0, ge=0, le=600,
+        description="On SIGTERM, how long a worker lets its jobs finish; the rest go back to the queue, seconds.",
+    )  # fmt: skip
+
     # --- payment (x402 v2) ---------------------------------------------------------------------
     pay_to: str | None = Field(
         default=None, description="Address that receives payments (EVM, 0x...); unset = paid checks are off."

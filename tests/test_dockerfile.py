@@ -112,3 +112,24 @@ def test_dockerignore_lets_in_exactly_what_the_builder_copies(builder: list[dict
     copied = {source for value in values(builder, "COPY") for source in shlex.split(value)[:-1]}
     assert copied == allowed
     assert all((ROOT / source).exists() for source in copied)
+
+
+def test_compose_runs_two_apis_behind_a_proxy_workers_a_scheduler_postgres_and_redis() -> None:
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    services = compose["services"]
+    assert {"proxy", "api-1", "api-2", "worker", "scheduler", "postgres", "redis", "migrate"} <= set(services)
+    upstream = compose["configs"]["nginx"]["content"]
+    assert "server api-1:8000;" in upstream and "server api-2:8000;" in upstream
+    assert services["worker"]["command"] == ["worker"] and services["scheduler"]["command"] == ["scheduler"]
+    for name in ("api-1", "api-2", "worker", "scheduler"):
+        env = services[name]["environment"]
+        assert env["REDIS_URL"] == "redis://redis:6379/0"
+        assert (
+            env["MCP_SONDE_DATABASE_URL"].startswith("postgresql+asyncpg://")
+            and "@postgres:5432/" in env["MCP_SONDE_DATABASE_URL"]
+        )
+        assert services[name]["volumes"] == ["sonde-data:/var/lib/mcp-sonde"]  # one signing key for all
+        assert services[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
+    assert "--appendonly" in services["redis"]["command"]  # queued jobs survive a restart

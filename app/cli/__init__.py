@@ -13,6 +13,11 @@ exits with one of its own codes (:data:`app.cli.codes.SERVE_EXIT_HELP`).
 (:mod:`app.cli.verify`); ``mcp-sonde keys new|list|revoke|retire`` manages the signing keys
 (:mod:`app.cli.keys`); ``mcp-sonde db upgrade|current`` migrates the history database
 (:mod:`app.cli.db`).
+
+``mcp-sonde worker [--concurrency N]`` runs scheduled jobs from the Redis job queue
+(:mod:`app.cli.worker`); ``mcp-sonde scheduler`` enqueues due work, one active at a time
+(:mod:`app.cli.scheduler`). Both need ``REDIS_URL`` and the history database
+(:mod:`app.cli.jobs`); without Redis, ``serve`` runs scheduled work in its own process.
 """
 
 from __future__ import annotations
@@ -77,6 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_verify(commands)
     add_keys(commands)
     add_db(commands)
+    from app.cli.scheduler import add_parser as add_scheduler
+    from app.cli.worker import add_parser as add_worker
+
+    add_worker(commands)
+    add_scheduler(commands)
     serve = commands.add_parser(
         "serve",
         help="run the HTTP API (settings: MCP_SONDE_* and REDIS_URL)",

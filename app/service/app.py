@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import importlib
 import logging
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 import httpcore2
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -69,6 +72,18 @@ async def history_at_start(settings: Settings) -> None:
         )
 
 
+async def embedded_jobs(services: Services) -> None:
+    """Scheduled work in this process (:mod:`app.jobs.embedded`) until cancelled; the engine is
+    imported on a thread, so the service answers meanwhile."""
+    module = await anyio.to_thread.run_sync(importlib.import_module, "app.jobs.embedded")
+    jobs = module.Embedded(services)
+    await jobs.start()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await asyncio.shield(jobs.stop())
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -115,14 +130,25 @@ def create_app(
                 await badges.aclose()
                 await services.aclose()
                 raise
+        jobs: asyncio.Task[Any] | None = None
         try:
             services.tracing.start()  # (otel_unavailable: the start fails, with one clear line)
+            if settings.embedded_jobs and not settings.redis_url:
+                jobs = asyncio.create_task(embedded_jobs(services))  # (never in the start's way)
             async with mcp_server.session_manager.run():
                 yield
         except SondeError as exc:
             logger.error("start-up failed: %s: %s", exc.reason, exc.message)
             raise
         finally:
+            if jobs is not None:
+                jobs.cancel()
+                try:
+                    await jobs
+                except asyncio.CancelledError:
+                    pass
+                except Exception as exc:  # (the embedded jobs failed; the service served on)
+                    logger.error("scheduled work in this process failed: %s", type(exc).__name__)
             services.tracing.shutdown()
             await badges.aclose()
             await services.aclose()

@@ -27,6 +27,7 @@ from app.checks.run import unresolved_check
 from app.errors import TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, TargetUrl, check_url, resolve_target
 from app.guard.shares import LookupOwner, lookups_for
+from app.history.records import Run
 from app.payment import Payment, PaymentGate
 from app.probe import ProbeFailed, ProbeResult
 from app.probe.credentials import Credentials
@@ -203,14 +204,26 @@ async def _resolve(
         services.metrics.lookup_wait.observe(time.monotonic() - asked)
 
 
-async def kept(services: Services, result: ProbeResult, attestation: Attestation) -> None:
+async def kept(
+    services: Services, result: ProbeResult, attestation: Attestation, run_id: str | None = None
+) -> Run | None:
     """Keep a served check: its envelope for ``GET /v1/attestations/{id}``, and the run for the
     history, queued (:mod:`app.service.recorder`), unless it was a private one
-    (:func:`app.service.recorder.private`)."""
+    (:func:`app.service.recorder.private`). ``run_id``: the run's id when the caller chose one
+    (a scheduled job's), else the attestation's. Returns the run, when it goes to the history."""
     await services.attestations.put(attestation)
-    if isinstance(result, CheckResult) and not private(result):
-        stored = result.model_dump_json(exclude={"attestation", "attestation_id", "tool_definitions"}).encode()
-        services.recorder.submit(run_of(result, stored, attestation.id, attestation.envelope_json))
+    run = history_run(result, attestation, run_id)
+    if run is not None:
+        services.recorder.submit(run)
+    return run
+
+
+def history_run(result: ProbeResult, attestation: Attestation, run_id: str | None = None) -> Run | None:
+    """The history's run of a served check, or ``None`` for one the history never keeps (private)."""
+    if not isinstance(result, CheckResult) or private(result):
+        return None
+    stored = result.model_dump_json(exclude={"attestation", "attestation_id", "tool_definitions"}).encode()
+    return run_of(result, stored, attestation.id, attestation.envelope_json, run_id)
 
 
 async def signed(services: Services, result: ProbeResult, include_tools: bool) -> tuple[bytes, Attestation]:

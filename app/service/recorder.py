@@ -44,12 +44,13 @@ def private(result: CheckResult) -> bool:
     return result.credentialed or bool(urlsplit(result.url).query)
 
 
-def run_of(result: CheckResult, served: bytes, attestation_id: str, envelope: bytes) -> Run:
-    """The history's record of a served check (``served``: its answer without tool definitions)."""
+def run_of(result: CheckResult, served: bytes, attestation_id: str, envelope: bytes, run_id: str | None = None) -> Run:
+    """The history's record of a served check (``served``: its answer without tool definitions);
+    its run id is ``run_id`` when the caller chose one (a scheduled job's id), else the attestation's."""
     complete = result.schema_fingerprint is not None and result.tool_definitions is not None
     tools = tuple(d.model_dump(mode="json", by_alias=True) for d in result.tool_definitions or ()) if complete else None
     return Run(
-        run_id=attestation_id, url=result.url, host=urlsplit(result.url).hostname or "",
+        run_id=run_id or attestation_id, url=result.url, host=urlsplit(result.url).hostname or "",
         observed_at=result.checked_at, status=result.status, reason=result.reason,
         protocol_version=result.protocol_version, transport=result.transport, latency_ms=result.latency_ms,
         total_ms=result.timings.total_ms, addresses=tuple(result.addresses), tools=tools,
@@ -58,7 +59,7 @@ def run_of(result: CheckResult, served: bytes, attestation_id: str, envelope: by
     )  # fmt: skip
 
 
-def _transient(exc: Exception) -> bool:
+def transient(exc: Exception) -> bool:
     """A fault of the database's reachability (retried), not of the run (lost)."""
     if isinstance(exc, OperationalError | OSError | TimeoutError | ConnectionError):
         return True
@@ -103,7 +104,7 @@ class Recorder:
                 try:
                     stored = await self.history.record(run)
                 except Exception as exc:
-                    if not _transient(exc):  # refused for a fault of the data: not retried
+                    if not transient(exc):  # refused for a fault of the data: not retried
                         logger.error("the history refused a run: %s", type(exc).__name__)
                         self._metrics.history_runs.labels(outcome="lost").inc()
                         break

@@ -1,0 +1,109 @@
+"""What a job handler is given: settings, the service's collaborators, and a way to enqueue.
+
+:class:`JobContext` is built from the same factory as the HTTP service
+(:func:`app.service.services.build_services`), so a job's check is guarded, paced, signed and
+kept exactly as a served one; inside ``mcp-sonde serve`` (the embedded mode) it shares the
+app's own :class:`~app.service.services.Services`. Credentials are never part of it: jobs
+check public endpoints as anyone would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import httpcore2
+
+from app.attest.signer import Attestor
+from app.guard import Resolver
+from app.history.store import History
+from app.jobs.metrics import JobMetrics
+from app.jobs.model import Job
+from app.jobs.registry import Registry
+from app.probe.fetch import Fetched, fetch_document
+from app.service.checks import CheckRunner
+from app.service.metrics import Metrics
+from app.service.services import Services
+from app.settings import Settings
+from app.store import Store
+
+Enqueue = Callable[[Job], Awaitable[None]]
+
+
+async def _not_wired(job: Job) -> None:
+    raise RuntimeError("this job context has no queue")
+
+
+@dataclass
+class JobContext:
+    """The collaborators of job handlers in one process.
+
+    Attributes:
+        services: the service's collaborators (the same object as the HTTP app's in the embedded mode).
+        registry: the sources and handlers of this process (a probe job's source is found there).
+        job_metrics: the engine's counters (on the same registry as the service's).
+        enqueue: puts a job on the queue (a retry, a follow-up), ``await ctx.enqueue(job)``.
+        checks: single-flight and per-host pacing of probes (:mod:`app.service.checks`), on the same
+            store slots as the HTTP service's, so a host's limits hold across served checks and
+            every worker; a job waits up to ``job_turn_wait_s`` for its host's turn.
+    """
+
+    services: Services
+    registry: Registry
+    job_metrics: JobMetrics
+    enqueue: Enqueue = field(default=_not_wired)
+    checks: CheckRunner = field(init=False)
+
+    def __post_init__(self) -> None:
+        services = self.services
+        paced = services.settings.model_copy(update={"queue_budget_s": services.settings.job_turn_wait_s})
+        self.checks = CheckRunner(services.store, paced, services.probe_target, services.metrics)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings."""
+        return self.services.settings
+
+    @property
+    def store(self) -> Store:
+        """Locks, slots and markers (Redis when configured, else in process)."""
+        return self.services.store
+
+    @property
+    def history(self) -> History:
+        """The history database (runs, and the tables of the parts that add their own)."""
+        return self.services.recorder.history
+
+    @property
+    def attestor(self) -> Attestor:
+        """Signs results."""
+        return self.services.attestor
+
+    @property
+    def resolver(self) -> Resolver:
+        """The target guard's resolver (tests and drills inject their own)."""
+        return self.services.resolver
+
+    @property
+    def network_backend(self) -> httpcore2.AsyncNetworkBackend | None:
+        """The socket backend under the pinned transport (tests pass a loopback one)."""
+        return self.services.network_backend
+
+    @property
+    def metrics(self) -> Metrics:
+        """The service's metrics (history runs, probes, waits)."""
+        return self.services.metrics
+
+    async def fetch(self, url: str, *, max_bytes: int, timeout_s: float, redirects: int = 0) -> Fetched:
+        """GET a small document through the target guard, pinned to the checked address
+        (:func:`app.probe.fetch.fetch_document`; its errors as documented there)."""
+        return await fetch_document(
+            url,
+            resolver=self.resolver,
+            allow_private=self.settings.allow_private,
+            max_bytes=max_bytes,
+            timeout_s=timeout_s,
+            redirects=redirects,
+            ca_bundle=self.settings.ca_bundle,
+            network_backend=self.network_backend,
+        )

@@ -1,0 +1,44 @@
+"""Which parts bring scheduled work, and the context every process builds for them.
+
+:data:`PARTS` lists the registration functions (``"module:function"``) of the packages that
+add sources and handlers; each is ``register(registry: Registry, ctx: JobContext) -> None``
+and is called once per process (worker, scheduler, or ``serve`` in the embedded mode), after
+the engine's own :data:`~app.jobs.model.PROBE` handler is registered. A package's function adds
+its :class:`~app.jobs.model.Source` (``registry.add_source``) and the handlers of its kinds
+(``registry.add_handler``); it may keep ``ctx`` for its handlers' and sources' use. The setting
+``job_parts`` names more of them (a deployment's own, the drills').
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from app.jobs.context import JobContext
+from app.jobs.metrics import JobMetrics
+from app.jobs.model import PROBE
+from app.jobs.probe import probe
+from app.jobs.registry import Registry
+from app.service.services import Services
+
+#: The registration functions of the packages with scheduled work, in order.
+PARTS: tuple[str, ...] = ()
+
+Register = Callable[[Registry, JobContext], None]
+
+
+def load(name: str) -> Register:
+    """The function named ``module:function``."""
+    module, _, function = name.partition(":")
+    found: Register = getattr(importlib.import_module(module), function)
+    return found
+
+
+def context_for(services: Services, parts: tuple[str, ...] | None = None) -> JobContext:
+    """A :class:`JobContext` on ``services`` with every part registered (``parts``: instead of :data:`PARTS`)."""
+    registry = Registry()
+    ctx = JobContext(services, registry, JobMetrics(services.metrics.registry))
+    registry.add_handler(PROBE, probe)
+    for name in (*PARTS, *services.settings.job_parts) if parts is None else parts:
+        load(name)(registry, ctx)
+    return ctx

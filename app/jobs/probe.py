@@ -1,0 +1,95 @@
+"""The handler of probe jobs: one full signed check of ``job.url``, as a free check is served.
+
+Order (as :mod:`app.service.checkflow`, without payment): the target guard first (a refused URL
+or address gives ``Outcome(status="refused", reason=<the guard's reason>)`` and nothing is
+contacted); the host's lookup; the probe, paced per host through the store's slots across all
+workers and served checks (at most ``host_concurrency`` at once, one new probe per
+``host_start_interval_s``; :mod:`app.service.checks`). A host whose turn does not come within
+``job_turn_wait_s`` gets the job back on the queue (never dropped). The result is signed
+(:func:`app.service.checkflow.signed`), its envelope kept for ``GET /v1/attestations/{id}``,
+and its run written to the history with ``run_id = job.id`` (:mod:`app.jobs.runs`: stored once,
+whatever the deliveries). Then the job's source hears the :class:`~app.jobs.model.Outcome`,
+with the TLS certificate's ``not_after`` when the probe read one (:mod:`app.probe.tls`).
+Credentials are never sent: a job checks what anyone can see.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import NoReturn
+
+from app.checks.model import CheckResult
+from app.checks.run import unresolved_check
+from app.errors import TargetRefused
+from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
+from app.guard.shares import LookupOwner, lookups_for
+from app.jobs.context import JobContext
+from app.jobs.dispatch import Requeued
+from app.jobs.model import Job, Outcome
+from app.jobs.runs import keep
+from app.probe import ProbeResult
+from app.service.checkflow import history_run, signed
+from app.service.checks import CheckMode, TargetBusy
+
+logger = logging.getLogger("mcp_sonde.jobs")
+#: The lookup share and pacing client of jobs (each job its own client, so a host's
+#: ``host_concurrency`` turns, not ``host_client_concurrency``, bound its jobs).
+CLIENT = "job"
+
+
+async def probe(ctx: JobContext, job: Job) -> None:
+    """Run the probe job and tell its source (see the module docs).
+
+    Raises:
+        Requeued: the host's turn, or a lookup thread, did not come in time; the job is back on the queue.
+    """
+    outcome = await outcome_of(ctx, job)
+    source = ctx.registry.source(job.source)
+    if source is None:
+        logger.warning("probe job %s names no registered source (%r)", job.id, job.source[:40])
+        return
+    await source.finished(outcome)
+
+
+async def outcome_of(ctx: JobContext, job: Job) -> Outcome:
+    """What the check of ``job.url`` found, its run kept (see the module docs)."""
+    settings = ctx.settings
+    try:
+        target = check_url(job.url, allow_private=settings.allow_private)
+    except TargetRefused as exc:
+        return Outcome(job, "refused", exc.reason, stored=False)
+    ctx.attestor.ready()  # (no key: the job fails before anything is contacted)
+    owner = LookupOwner(f"{CLIENT}:{job.id}", paid=False)
+    try:
+        with lookups_for(owner):
+            resolved: ResolvedTarget | ResolutionFailed = await resolve_target(
+                target, resolver=ctx.resolver, allow_private=settings.allow_private
+            )
+    except TargetRefused as exc:
+        return Outcome(job, "refused", exc.reason, stored=False)
+    except ResolutionFailed as failure:
+        resolved = failure
+    except ResolverBusy:
+        await _requeue(ctx, job)
+    result: ProbeResult
+    if isinstance(resolved, ResolutionFailed):
+        result = unresolved_check(target, resolved, None)
+        ctx.metrics.probes.labels(status=result.status).inc()
+    else:
+        try:
+            result = await ctx.checks.check(resolved, CheckMode(), client=owner.client, paid=False)
+        except TargetBusy:
+            await _requeue(ctx, job)
+    _payload, attestation = await signed(ctx.services, result, include_tools=False)
+    await ctx.services.attestations.put(attestation)
+    run = history_run(result, attestation, run_id=job.id)
+    stored = await keep(ctx, run) if run is not None else False
+    assert isinstance(result, CheckResult)  # (signed() refuses anything else)
+    result = result.model_copy(update={"attestation_id": attestation.id})
+    not_after = result.tls.not_after if result.tls is not None else None
+    return Outcome(job, result.status, result.reason, stored, result, not_after)
+
+
+async def _requeue(ctx: JobContext, job: Job) -> NoReturn:
+    await ctx.enqueue(job)
+    raise Requeued(f"job {job.id}: its host's turn did not come in time; back on the queue")

@@ -1,0 +1,58 @@
+"""A probe job's run into the history, written by the job itself.
+
+A served check's run goes through the recorder's queue (:mod:`app.service.recorder`): the
+answer never waits for the database. A job has no caller waiting, and its redelivery must find
+its run stored, so it writes the run itself and waits for the database: while the database
+does not answer (a reachability fault, :func:`app.service.recorder.transient`), it tries again
+with backoff (0.25 s up to 5 s) for ``job_history_wait_s``; then the run goes to the
+recorder's bounded queue, where it waits (``mcp_sonde_history_runs_total{outcome="queued"}``)
+or, when the queue is full, is counted lost (``outcome="lost"``). A worker never fails for a
+database that is down. A run the database refuses for a fault of the run itself is lost at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import anyio
+
+from app.history.records import Run
+from app.jobs.context import JobContext
+from app.service.recorder import transient
+
+logger = logging.getLogger("mcp_sonde.jobs")
+#: Longest one write may take before it counts as the database not answering, seconds.
+WRITE_S = 10.0
+
+
+async def keep(ctx: JobContext, run: Run) -> bool:
+    """Write ``run`` (see the module docs); ``True`` when it is in the history now (stored by this
+    call or an earlier delivery of the job), ``False`` when it waits in the queue or was lost."""
+    counted = ctx.metrics.history_runs
+    deadline = time.monotonic() + ctx.settings.job_history_wait_s
+    pause = 0.25
+    told = False
+    while True:
+        try:
+            with anyio.fail_after(WRITE_S):
+                stored = await ctx.history.record(run)
+        except Exception as exc:
+            if not transient(exc):
+                logger.error("the history refused the run of job %s: %s", run.run_id, type(exc).__name__)
+                counted.labels(outcome="lost").inc()
+                return False
+            if not told:
+                told = True
+                logger.warning("the history database does not answer (%s): job %s waits", type(exc).__name__,
+                               run.run_id)  # fmt: skip
+            if time.monotonic() + pause > deadline:
+                break
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 5.0)
+            continue
+        counted.labels(outcome="stored" if stored else "duplicate").inc()
+        return True
+    ctx.services.recorder.submit(run)  # (waits there, or is counted lost when the queue is full)
+    return False

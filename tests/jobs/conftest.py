@@ -1,0 +1,113 @@
+"""Fixtures of the engine's tests: a history database of each backend, settings and services
+for loopback targets, a source that records what it hears, and a unique Redis queue per test."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from sqlalchemy import func, select
+
+from app.history import migrate
+from app.history.schema import runs
+from app.history.store import SqlHistory
+from app.jobs.model import PROBE, Job, Outcome
+from app.settings import Settings
+from tests.history.conftest import POSTGRES, need_postgres
+
+
+async def _admin(sql: str) -> None:
+    connection = await asyncpg.connect(POSTGRES, timeout=5)
+    try:
+        await connection.execute(sql)
+    finally:
+        await connection.close()
+
+
+@contextmanager
+def postgres_database() -> Iterator[str]:
+    """A new PostgreSQL database at the newest schema, dropped afterwards: its asyncpg URL."""
+    need_postgres()
+    name = f"sonde_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    try:
+        url = POSTGRES.replace("postgresql://", "postgresql+asyncpg://").rsplit("/", 1)[0] + f"/{name}"
+        asyncio.run(migrate.upgrade(url))
+        yield url
+    finally:
+        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A history database at the newest schema, of the parametrised backend."""
+    if request.param == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}"
+        asyncio.run(migrate.upgrade(url))
+        yield url
+        return
+    with postgres_database() as url:
+        yield url
+
+
+def job_settings(database_url: str, **overrides: Any) -> Settings:
+    """Settings for loopback targets on ``database_url``, no Redis unless given, nothing embedded."""
+    values: dict[str, Any] = {
+        "allow_private": True,
+        "probe_timeout_s": 8.0,
+        "step_timeout_s": 3.0,
+        "session_end_timeout_s": 1.0,
+        "host_start_interval_s": 0.0,
+        "redis_url": None,
+        "database_url": database_url,
+        "embedded_jobs": False,
+        "job_history_wait_s": 1.0,
+        "redis_namespace": f"t{uuid.uuid4().hex[:10]}:",
+        "jobs_queue": f"mcp-sonde-test:{uuid.uuid4().hex}",
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+def probe_job(url: str, source: str = "test", ref: str = "r1", job_id: str | None = None) -> Job:
+    """A probe job of ``url``."""
+    return Job(PROBE, job_id or uuid.uuid4().hex, source, ref, datetime.now(UTC), url=url)
+
+
+@dataclass
+class ListSource:
+    """A :class:`~app.jobs.model.Source` handing out its ``jobs`` once each, recording outcomes."""
+
+    name: str = "test"
+    jobs: list[Job] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+    asked: int = 0
+
+    async def due(self, now: datetime, limit: int) -> list[Job]:
+        self.asked += 1
+        taken, self.jobs = self.jobs[:limit], self.jobs[limit:]
+        return taken
+
+    async def finished(self, outcome: Outcome) -> None:
+        self.outcomes.append(outcome)
+
+
+async def stored_runs(url: str, run_id: str | None = None) -> int:
+    """How many runs the history at ``url`` holds (with ``run_id``, if given)."""
+    history = SqlHistory.open(url)
+    try:
+        async with history.engine.connect() as db:
+            query = select(func.count()).select_from(runs)
+            if run_id is not None:
+                query = query.where(runs.c.run_id == run_id)
+            return int(await db.scalar(query) or 0)
+    finally:
+        await history.aclose()

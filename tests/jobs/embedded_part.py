@@ -1,0 +1,17 @@
+"""A registration function for the embedded-mode test: its source hands out :data:`JOBS` once."""
+
+from __future__ import annotations
+
+from app.jobs.context import JobContext
+from app.jobs.model import Job
+from app.jobs.registry import Registry
+from tests.jobs.conftest import ListSource
+
+JOBS: list[Job] = []
+SOURCE = ListSource(name="embedded")
+
+
+def register(registry: Registry, ctx: JobContext) -> None:
+    """Add :data:`SOURCE`, loaded with :data:`JOBS`."""
+    SOURCE.jobs = list(JOBS)
+    registry.add_source(SOURCE)
