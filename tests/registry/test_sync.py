@@ -72,7 +72,7 @@ async def test_a_full_import_then_incremental_syncs_mark_deleted_and_deprecated_
     assert second.stopped == "complete" and not second.full
     assert state.requests[0]["updated_since"] == "2026-01-01T00:33:19Z"
     assert second.entries == 3  # the newest entry (at updated_since) and the two touched
-    statuses = dict((await _statuses(engine, ["io.example.fixture/server-00005", "io.example.fixture/server-00006"])))
+    statuses = dict(await _statuses(engine, ["io.example.fixture/server-00005", "io.example.fixture/server-00006"]))
     assert statuses == {"io.example.fixture/server-00005": "deleted", "io.example.fixture/server-00006": "deprecated"}
     assert second.swept == COUNT - 1  # their endpoints stop being swept
 
@@ -104,8 +104,8 @@ async def test_a_new_version_takes_the_endpoints_out_of_the_old_one(
     state.entries.append(newer)
     report = await run_sync(engine, client(base), LIMITS, sweep_interval_s=86_400)
     async with engine.connect() as db:
-        latest = (await db.execute(select(registry_entries.c.version, registry_entries.c.latest)
-                                   .where(registry_entries.c.name == "io.example.fixture/server-00001"))).all()  # fmt: skip
+        query = select(registry_entries.c.version, registry_entries.c.latest)
+        latest = (await db.execute(query.where(registry_entries.c.name == "io.example.fixture/server-00001"))).all()
     assert sorted(latest) == [("1.0.0", False), ("2.0.0", True)]
     assert report.swept == 3  # one URL, swept once, now through the latest version
 
