@@ -77,7 +77,7 @@ def generated(count: int, hosts: int = 50) -> list[dict[str, Any]]:
     for i in range(count):
         kind = "sse" if i % 10 == 0 else "streamable-http"
         path = "sse" if kind == "sse" else "mcp"
-        remote = {"type": kind, "url": f"https://h{i % hosts}.fixture.example/{path}/{i}"}
+        remote = {"type": kind, "url": f"https://h{i % hosts}.fixture.example.com/{path}/{i}"}
         made.append(
             response(f"io.example.fixture/server-{i:05d}", "1.0.0", [remote], updated=EPOCH + timedelta(seconds=i))
         )
@@ -109,13 +109,15 @@ MALFORMED: list[tuple[str, str]] = [
     ),
     (
         '{"server": {"name": "io.example/stdio-remote", "description": "x", "version": "1", '
-        '"remotes": [{"type": "stdio", "url": "https://stdio.fixture.example/"}]}}',
+        '"remotes": [{"type": "stdio", "url": "https://stdio.fixture.example.com/"}]}}',
         "remote_transport_unknown",
     ),
     (
         json.dumps(
             response(
-                "io.example/template", "1", [{"type": "streamable-http", "url": "https://{tenant}.fixture.example/mcp"}]
+                "io.example/template",
+                "1",
+                [{"type": "streamable-http", "url": "https://{tenant}.fixture.example.com/mcp"}],
             )
         ),
         "url_template",
@@ -128,7 +130,7 @@ MALFORMED: list[tuple[str, str]] = [
                 [
                     {
                         "type": "streamable-http",
-                        "url": "https://keyed.fixture.example/mcp",
+                        "url": "https://keyed.fixture.example.com/mcp",
                         "headers": [{"name": "X-API-Key", "isRequired": True, "isSecret": True}],
                     }
                 ],
@@ -137,7 +139,7 @@ MALFORMED: list[tuple[str, str]] = [
         "needs_headers",
     ),
     (
-        json.dumps(response("io.example/ftp", "1", [{"type": "sse", "url": "ftp://files.fixture.example/sse"}])),
+        json.dumps(response("io.example/ftp", "1", [{"type": "sse", "url": "ftp://files.fixture.example.com/sse"}])),
         "refused:scheme_not_https",
     ),
     (
@@ -148,7 +150,7 @@ MALFORMED: list[tuple[str, str]] = [
 
 
 def _remote(i: int) -> dict[str, str]:
-    return {"type": "streamable-http", "url": f"https://e{i % 50}.fixture.example/mcp/{i}"}
+    return {"type": "streamable-http", "url": f"https://e{i % 50}.fixture.example.com/mcp/{i}"}
 
 
 def _cursor(offset: int) -> str:
