@@ -3,7 +3,9 @@
 :meth:`SweepSource.due` claims, in one transaction, up to ``limit`` endpoints that are swept
 (:func:`app.registry.importer.refresh_swept`: an active, latest entry's endpoint, not skipped,
 one per ``server_id``) and due, oldest due first, skipping rows another scheduler holds locked
-(PostgreSQL ``FOR UPDATE SKIP LOCKED``; SQLite has one writer at a time). Each claim gives the
+(PostgreSQL ``FOR UPDATE SKIP LOCKED``), and each claim is an ``UPDATE`` that only holds while
+the row's due time is still the one read (SQLite reads outside the writer's lock), so two
+schedulers never both hand one endpoint out. Each claim gives the
 job a fresh id (the run id in the history), and moves the endpoint's due time on by the least
 interval (6 h), so a standby scheduler never hands it out again before the outcome is heard,
 and it is never probed twice in 6 hours even when the outcome is lost. An endpoint on the
@@ -18,6 +20,7 @@ one of a job the endpoint no longer waits for (it was claimed again since), chan
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select, update
@@ -36,9 +39,10 @@ class SweepSource:
 
     name = SOURCE
 
-    def __init__(self, engine: AsyncEngine, policy: SweepPolicy) -> None:
+    def __init__(self, engine: AsyncEngine, policy: SweepPolicy, clock: Callable[[], datetime] | None = None) -> None:
         self.engine = engine
         self.policy = policy
+        self.clock = clock or (lambda: datetime.now(UTC))
         self.optouts = OptOutList(engine)
 
     async def due(self, now: datetime, limit: int) -> list[Job]:
@@ -65,9 +69,13 @@ class SweepSource:
                     )  # fmt: skip
                     continue
                 job_id = uuid.uuid4().hex
-                await db.execute(
-                    update(table).where(table.c.id == key).values(next_due=hold, claimed_job=job_id, claimed_at=now)
+                claimed = await db.execute(
+                    update(table)
+                    .where(table.c.id == key, table.c.next_due == due_at)  # (unless another claimed it first)
+                    .values(next_due=hold, claimed_job=job_id, claimed_at=now)
                 )
+                if claimed.rowcount != 1:
+                    continue
                 moment = due_at if due_at.tzinfo is not None else due_at.replace(tzinfo=UTC)
                 jobs.append(Job(kind=PROBE, id=job_id, source=SOURCE, ref=str(key), url=url, due_at=moment))
         return jobs
@@ -80,7 +88,7 @@ class SweepSource:
             key = int(job.ref)
         except ValueError:
             return
-        now = datetime.now(UTC)
+        now = self.clock()
         async with self.engine.begin() as db:
             query = select(table.c.claimed_job, table.c.claimed_at, table.c.finished_job, table.c.failures).where(
                 table.c.id == key
