@@ -12,7 +12,8 @@ exits with one of its own codes (:data:`app.cli.codes.SERVE_EXIT_HELP`).
 ``mcp-sonde verify ENVELOPE [--keys FILE|URL]`` checks a signed result offline
 (:mod:`app.cli.verify`); ``mcp-sonde keys new|list|revoke|retire`` manages the signing keys
 (:mod:`app.cli.keys`); ``mcp-sonde db upgrade|current`` migrates the history database
-(:mod:`app.cli.db`).
+(:mod:`app.cli.db`); ``mcp-sonde optout add|remove|list`` manages the hosts and URLs sweeps never
+contact (:mod:`app.cli.optout`).
 """
 
 from __future__ import annotations
@@ -72,11 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_check(commands)
     from app.cli.db import add_parser as add_db
     from app.cli.keys import add_parser as add_keys
+    from app.cli.optout import add_parser as add_optout
     from app.cli.verify import add_parser as add_verify
 
     add_verify(commands)
     add_keys(commands)
     add_db(commands)
+    add_optout(commands)
     serve = commands.add_parser(
         "serve",
         help="run the HTTP API (settings: MCP_SONDE_* and REDIS_URL)",
