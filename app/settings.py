@@ -57,7 +57,8 @@ class Settings(BaseSettings):
     )
     info_url: str = Field(
         default="https://github.com/mcp-sonde/mcp-sonde",
-        description="URL put in the probe's User-Agent so server operators can find out who is calling.",
+        description="URL put in the probe's User-Agent so server operators can find out who is calling "
+        "(with public_url set: <public_url>/probe, the page on our probes and how to opt out).",
     )
     probe_timeout_s: float = Field(default=15.0, gt=0, le=120, description="Budget for one whole probe.")
     light_probe_timeout_s: float = Field(default=5.0, gt=0, le=60, description="Budget for one light (badge) probe.")
