@@ -64,7 +64,8 @@ ELSEWHERE: dict[str, set[str]] = {
     "GET /v1/admin/optout": {"admin_disabled", "admin_unauthorized", "admin_forbidden"},
     "POST /v1/admin/optout": {"admin_disabled", "admin_unauthorized", "admin_forbidden", "optout_invalid"},
     "DELETE /v1/admin/optout": {
-        "admin_disabled", "admin_unauthorized", "admin_forbidden", "optout_invalid", "optout_not_found", "invalid_query",
+        *("admin_disabled", "admin_unauthorized", "admin_forbidden"),
+        *("optout_invalid", "optout_not_found", "invalid_query"),
     },
     "GET /v1/servers/{server_id}/baseline": {"server_not_found", "baseline_not_found", "history_unavailable"},
     "PUT /v1/servers/{server_id}/baseline": {
