@@ -13,7 +13,8 @@ exits with one of its own codes (:data:`app.cli.codes.SERVE_EXIT_HELP`).
 (:mod:`app.cli.verify`); ``mcp-sonde keys new|list|revoke|retire`` manages the signing keys
 (:mod:`app.cli.keys`); ``mcp-sonde db upgrade|current`` migrates the history database
 (:mod:`app.cli.db`); ``mcp-sonde optout add|remove|list`` manages the hosts and URLs sweeps never
-contact (:mod:`app.cli.optout`).
+contact (:mod:`app.cli.optout`); ``mcp-sonde registry sync|status`` syncs the MCP registry mirror
+now or shows the last sync's report (:mod:`app.cli.registry`).
 """
 
 from __future__ import annotations
@@ -74,12 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
     from app.cli.db import add_parser as add_db
     from app.cli.keys import add_parser as add_keys
     from app.cli.optout import add_parser as add_optout
+    from app.cli.registry import add_parser as add_registry
     from app.cli.verify import add_parser as add_verify
 
     add_verify(commands)
     add_keys(commands)
     add_db(commands)
     add_optout(commands)
+    add_registry(commands)
     serve = commands.add_parser(
         "serve",
         help="run the HTTP API (settings: MCP_SONDE_* and REDIS_URL)",
