@@ -57,7 +57,8 @@ class Settings(BaseSettings):
     )
     info_url: str = Field(
         default="https://github.com/mcp-sonde/mcp-sonde",
-        description="URL put in the probe's User-Agent so server operators can find out who is calling.",
+        description="URL put in the probe's User-Agent so server operators can find out who is calling "
+        "(with public_url set: <public_url>/probe, the page on our probes and how to opt out).",
     )
     probe_timeout_s: float = Field(default=15.0, gt=0, le=120, description="Budget for one whole probe.")
     light_probe_timeout_s: float = Field(default=5.0, gt=0, le=60, description="Budget for one light (badge) probe.")
@@ -307,6 +308,46 @@ class Settings(BaseSettings):
         default=None, description="Path of a PEM file whose CAs are trusted in addition to the system roots."
     )
 
+    # --- registry mirror, sweeps, opt-out ------------------------------------------------------
+    registry_url: str = Field(
+        default="https://registry.modelcontextprotocol.io",
+        description="Base URL of the MCP registry mirrored (API v0.1: GET <registry_url>/v0.1/servers).",
+    )
+    registry_sync_interval_s: float = Field(
+        default=3600.0, ge=60, le=7 * 86_400, description="How often the registry is synced, seconds."
+    )
+    registry_max_pages: int = Field(default=1000, ge=1, le=100_000, description="Most pages read per registry sync.")
+    registry_max_bytes: int = Field(
+        default=4 * 1_048_576, ge=1024, le=64 * 1_048_576, description="Largest registry page read, bytes."
+    )
+    registry_page_timeout_s: float = Field(
+        default=30.0, gt=0, le=300, description="Budget of fetching one registry page, seconds."
+    )
+    registry_sync_budget_s: float = Field(
+        default=900.0, gt=0, le=86_400, description="Budget of one whole registry sync, seconds."
+    )
+    registry_page_limit: int = Field(
+        default=100, ge=1, le=1000, description="Entries asked for per registry page (the `limit` parameter)."
+    )
+    sweep_interval_s: float = Field(
+        default=86_400.0, ge=3600, le=30 * 86_400, description="How often a registry endpoint is probed, seconds."
+    )
+    sweep_min_interval_s: float = Field(
+        default=21_600.0, ge=60, le=30 * 86_400, description="Least time between two sweep probes of one endpoint."
+    )
+    sweep_max_interval_s: float = Field(
+        default=604_800.0, ge=3600, le=90 * 86_400,
+        description="Longest wait between sweep probes of an endpoint that keeps failing, seconds.",
+    )  # fmt: skip
+    sweep_jitter: float = Field(
+        default=0.1, ge=0, le=0.5, description="Spread of sweep due times, as a fraction of the interval (+/-)."
+    )
+    admin_token: SecretStr | None = Field(
+        default=None,
+        min_length=16,
+        description="Bearer token of the admin endpoints (/v1/admin/optout); unset = they answer 403.",
+    )
+
     @property
     def public_base_url(self) -> str:
         """``public_url`` without a trailing slash, or ``http://<host>:<port>`` when unset."""
@@ -317,6 +358,13 @@ class Settings(BaseSettings):
         """Under ``allow_private`` the per-client share defaults to :data:`DEVELOPMENT_FREE_POOL_PER_IP`."""
         if self.allow_private and "free_pool_per_ip" not in self.model_fields_set:
             object.__setattr__(self, "free_pool_per_ip", DEVELOPMENT_FREE_POOL_PER_IP)  # (frozen: set once, here)
+        return self
+
+    @model_validator(mode="after")
+    def _sweep_intervals_ordered(self) -> Settings:
+        if not self.sweep_min_interval_s <= self.sweep_interval_s <= self.sweep_max_interval_s:
+            raise ValueError("sweep intervals must be ordered: sweep_min_interval_s <= sweep_interval_s <= "
+                             "sweep_max_interval_s")  # fmt: skip
         return self
 
     @model_validator(mode="after")

@@ -12,7 +12,9 @@ exits with one of its own codes (:data:`app.cli.codes.SERVE_EXIT_HELP`).
 ``mcp-sonde verify ENVELOPE [--keys FILE|URL]`` checks a signed result offline
 (:mod:`app.cli.verify`); ``mcp-sonde keys new|list|revoke|retire`` manages the signing keys
 (:mod:`app.cli.keys`); ``mcp-sonde db upgrade|current`` migrates the history database
-(:mod:`app.cli.db`).
+(:mod:`app.cli.db`); ``mcp-sonde optout add|remove|list`` manages the hosts and URLs sweeps never
+contact (:mod:`app.cli.optout`); ``mcp-sonde registry sync|status`` syncs the MCP registry mirror
+now or shows the last sync's report (:mod:`app.cli.registry`).
 
 ``mcp-sonde worker [--concurrency N]`` runs scheduled jobs from the Redis job queue
 (:mod:`app.cli.worker`); ``mcp-sonde scheduler`` enqueues due work, one active at a time
@@ -77,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_check(commands)
     from app.cli.db import add_parser as add_db
     from app.cli.keys import add_parser as add_keys
+    from app.cli.optout import add_parser as add_optout
+    from app.cli.registry import add_parser as add_registry
     from app.cli.verify import add_parser as add_verify
 
     add_verify(commands)
@@ -87,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_worker(commands)
     add_scheduler(commands)
+    add_optout(commands)
+    add_registry(commands)
     serve = commands.add_parser(
         "serve",
         help="run the HTTP API (settings: MCP_SONDE_* and REDIS_URL)",

@@ -50,7 +50,7 @@ from sqlalchemy import (
 )
 
 #: Bumped with every migration; ``serve`` refuses a database whose revision is older.
-SCHEMA_REVISION = "0004"
+SCHEMA_REVISION = "0005"
 
 metadata = MetaData(
     naming_convention={

@@ -75,8 +75,10 @@ def client_info() -> dict[str, str]:
 
 
 def user_agent(settings: Settings) -> str:
-    """``mcp-sonde/<version> (+<info url>)``."""
-    return f"{CLIENT_NAME}/{__version__} (+{settings.info_url})"
+    """``mcp-sonde/<version> (+<public url>/probe)`` on a service with a ``public_url`` (the page
+    that explains our probes and how to opt out), else ``mcp-sonde/<version> (+<info url>)``."""
+    page = f"{settings.public_base_url}/probe" if settings.public_url else settings.info_url
+    return f"{CLIENT_NAME}/{__version__} (+{page})"
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,7 @@ def create_app(
         Route("/v1/servers/{server_id}/baseline", baseline.approve_baseline, methods=["PUT"]),
         Route("/schemas/{name}", attestations.schema),
         Route("/problems/{reason}", problem_page),
+        *routes.sweep_routes(),
     ]
     paths = frozenset(route.path for route in table)
     access = AccessLogger(

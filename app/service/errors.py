@@ -112,6 +112,11 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "http_error": (400, "The request could not be served as sent."),
     "png_unavailable": (503, "PNG badges cannot be drawn on this instance (no cairo library); use the SVG badge."),
     "metrics_unauthorized": (401, "/metrics needs Authorization: Bearer with the instance's metrics token."),
+    "admin_disabled": (403, "The admin endpoints are off on this instance (no admin token is set)."),
+    "admin_unauthorized": (401, "The admin endpoints need Authorization: Bearer with the instance's admin token."),
+    "admin_forbidden": (403, "The bearer token is not this instance's admin token."),
+    "optout_invalid": (422, "The item is neither a host name nor an http(s) URL."),
+    "optout_not_found": (404, "The item is not on the opt-out list."),
     "not_found": (404, "No such route."),
     "method_not_allowed": (405, "Method not allowed on this route."),
 }

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import yaml
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from app.checks.catalogue import catalogue
 from app.payment import payment_required
@@ -145,3 +146,17 @@ async def well_known_x402(request: Request) -> Response:
     resource.pop("error", None)
     resource["method"] = "POST"
     return JSONResponse({"x402Version": 2, "resources": [resource] if services.payments.enabled else []})
+
+
+def sweep_routes() -> list[Route]:
+    """The opt-out admin routes (:mod:`app.service.optout`) and the page our probes' User-Agent
+    names (:mod:`app.service.probe_page`)."""
+    from app.service import optout
+    from app.service.probe_page import probe_page
+
+    return [
+        Route("/v1/admin/optout", optout.list_optouts, methods=["GET"]),
+        Route("/v1/admin/optout", optout.add_optout, methods=["POST"]),
+        Route("/v1/admin/optout", optout.remove_optout, methods=["DELETE"]),
+        Route("/probe", probe_page, methods=["GET"]),
+    ]

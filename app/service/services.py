@@ -18,6 +18,7 @@ from app.guard import ResolvedTarget, Resolver, SystemResolver
 from app.history.engine import database_url
 from app.history.retention import Pruner
 from app.history.store import SqlHistory
+from app.optout import OptOutList
 from app.payment import HttpFacilitator, Payment, PaymentGate
 from app.probe import ProbeResult
 from app.probe.runner import observe
@@ -57,6 +58,7 @@ class Services:
     recorder: Recorder
     diff_slots: anyio.CapacityLimiter
     pruner: Pruner
+    optouts: OptOutList
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
     tracing: Tracing = field(default_factory=lambda: Tracing(enabled=False))
 
@@ -227,6 +229,7 @@ def build_services(
             delay_s=settings.history_prune_delay_s,
             interval_s=settings.history_prune_interval_s,
         ),
+        optouts=OptOutList(history.engine),
         network_backend=network_backend,
         tracing=tracing,
     )

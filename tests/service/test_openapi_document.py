@@ -61,6 +61,12 @@ ELSEWHERE: dict[str, set[str]] = {
     "GET /v1/servers/{server_id}/history": {"server_not_found", "history_unavailable", "invalid_query"},
     "GET /v1/servers/{server_id}/changes": {"server_not_found", "history_unavailable", "invalid_query"},
     "POST /v1/mcp/diff": {"invalid_tools", "too_many_tools", "diff_busy"},
+    "GET /v1/admin/optout": {"admin_disabled", "admin_unauthorized", "admin_forbidden"},
+    "POST /v1/admin/optout": {"admin_disabled", "admin_unauthorized", "admin_forbidden", "optout_invalid"},
+    "DELETE /v1/admin/optout": {
+        *("admin_disabled", "admin_unauthorized", "admin_forbidden"),
+        *("optout_invalid", "optout_not_found", "invalid_query"),
+    },
     "GET /v1/servers/{server_id}/baseline": {"server_not_found", "baseline_not_found", "history_unavailable"},
     "PUT /v1/servers/{server_id}/baseline": {
         "server_not_found",
@@ -83,6 +89,9 @@ ALSO: dict[str, set[str]] = {
         *("invalid_payment", "invalid_payment_identifier", "payment_identifier_conflict", "payment_in_use"),
         *("facilitator_unavailable", "facilitator_unsupported", "settlement_unknown", "signing_key_unavailable"),
         *("rate_limited", "client_lookups_busy", "resolver_busy", *REFUSAL_REASONS),
+    },
+    "POST /v1/admin/optout": {
+        "invalid_json", "invalid_body", "body_too_large", "body_timeout", "body_incomplete", "unsupported_media_type",
     },
     "POST /v1/mcp/diff": {
         "rate_limited", "invalid_json", "invalid_body", "body_too_large", "body_timeout", "body_incomplete",

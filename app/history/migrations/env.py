@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
+import app.registry.schema  # noqa: F401 (its tables, on the same metadata)
 from app.history.schema import metadata
 
 connection = context.config.attributes["connection"]

@@ -1,0 +1,100 @@
+"""Entries of a registry page written to the mirror's tables (:mod:`app.registry.schema`).
+
+Each page is one transaction. An entry is upserted by ``(name, version)``: its status,
+timestamps and ``latest`` are the registry's newest word. When it is the latest version, the
+other versions of its name stop being latest (the registry says so itself on its next
+``updatedAt``; this keeps the mirror right in between). Its endpoints are made to match its
+``remotes``: new ones are added, with a first due time spread over the sweep interval
+(:func:`app.sweeps.policy.first_due`), kept ones keep their schedule, gone ones are deleted.
+A ``deleted`` or ``deprecated`` entry is kept, marked; :func:`refresh_swept` then takes its
+endpoints out of the sweep.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from app.registry.page import Entry
+from app.registry.remotes import Endpoint, endpoint_of
+from app.registry.schema import registry_endpoints, registry_entries
+from app.sweeps.policy import first_due
+
+
+async def import_entries(
+    engine: AsyncEngine, entries: list[Entry], *, now: datetime, allow_private: bool, interval_s: float
+) -> int:
+    """Write ``entries`` (one page) in one transaction; how many endpoints they list."""
+    insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
+    listed = 0
+    async with engine.begin() as db:
+        for entry in entries:
+            values = {
+                "status": entry.status,
+                "published_at": entry.published_at,
+                "updated_at": entry.updated_at,
+                "latest": entry.latest,
+                "seen_at": now,
+            }
+            statement = insert(registry_entries).values(name=entry.name, version=entry.version, **values)
+            statement = statement.on_conflict_do_update(index_elements=["name", "version"], set_=values)
+            key = (await db.execute(statement.returning(registry_entries.c.id))).scalar_one()
+            if entry.latest:
+                await db.execute(
+                    update(registry_entries)
+                    .where(
+                        and_(
+                            registry_entries.c.name == entry.name,
+                            registry_entries.c.id != key,
+                            registry_entries.c.latest,
+                        )
+                    )
+                    .values(latest=False)
+                )
+            endpoints: dict[str, Endpoint] = {}
+            for remote in entry.remotes:
+                endpoint = endpoint_of(remote, allow_private=allow_private)
+                endpoints.setdefault(endpoint.url, endpoint)
+            listed += len(endpoints)
+            await _match(db, key, endpoints, now, interval_s)
+    return listed
+
+
+async def _match(
+    db: AsyncConnection, entry: int, endpoints: dict[str, Endpoint], now: datetime, interval_s: float
+) -> None:
+    table = registry_endpoints
+    known = dict((await db.execute(select(table.c.url, table.c.id).where(table.c.entry == entry))).all())
+    gone = [key for url, key in known.items() if url not in endpoints]
+    if gone:
+        await db.execute(delete(table).where(table.c.id.in_(gone)))
+    for url, endpoint in endpoints.items():
+        facts = {"host": endpoint.host, "transport": endpoint.transport, "server_id": endpoint.server_id,
+                 "skip_reason": endpoint.skip_reason}  # fmt: skip
+        if url in known:
+            await db.execute(update(table).where(table.c.id == known[url]).values(**facts))
+        else:
+            due = first_due(now, endpoint.server_id, interval_s)
+            row = {"entry": entry, "url": url, "swept": False, "next_due": due, "failures": 0}
+            await db.execute(table.insert().values(**row, **facts))
+
+
+async def refresh_swept(engine: AsyncEngine) -> int:
+    """Mark, per ``server_id``, the one endpoint the sweep probes (the lowest id among those of
+    active, latest entries that are not skipped); unmark the rest. How many are swept."""
+    table, entries, other = registry_endpoints, registry_entries, registry_endpoints.alias("other")
+    eligible = (
+        select(func.min(other.c.id))
+        .join(entries, entries.c.id == other.c.entry)
+        .where(other.c.skip_reason.is_(None), entries.c.status == "active", entries.c.latest)
+        .group_by(other.c.server_id)
+        .correlate(None)
+    )
+    async with engine.begin() as db:
+        await db.execute(update(table).where(table.c.swept, table.c.id.not_in(eligible)).values(swept=False))
+        await db.execute(update(table).where(~table.c.swept, table.c.id.in_(eligible)).values(swept=True))
+        counted = await db.scalar(select(func.count()).select_from(table).where(table.c.swept))
+    return int(counted or 0)

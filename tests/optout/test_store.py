@@ -1,0 +1,72 @@
+"""The opt-out list: what an item covers, and the list in the database on both backends."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.optout import OptOut, OptOutInvalid, OptOutList, matches, normalise, opted_out
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        ("Example.COM.", ("host", "example.com")),
+        ("  mcp.example.com ", ("host", "mcp.example.com")),
+        ("bücher.example", ("host", "xn--bcher-kva.example")),
+        ("HTTPS://Example.com:443/mcp?key=secret", ("url", "https://example.com/mcp")),
+        ("https://example.com", ("url", "https://example.com/")),
+    ],
+)
+def test_items_are_normalised_as_the_guard_does(item: str, expected: tuple[str, str]) -> None:
+    assert normalise(item) == expected
+
+
+@pytest.mark.parametrize("item", ["", "example.com/mcp", "example.com:8443", "user@example.com", "a..b", "x" * 3000])
+def test_an_item_that_is_neither_a_host_nor_a_url_is_refused(item: str) -> None:
+    with pytest.raises(OptOutInvalid) as caught:
+        normalise(item)
+    assert caught.value.reason == "optout_invalid"
+
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("url", "covered"),
+    [
+        ("https://example.com/mcp", True),  # the host itself
+        ("https://mcp.example.com/x", True),  # a subdomain
+        ("https://a.b.EXAMPLE.com./x", True),
+        ("https://notexample.com/mcp", False),  # not a subdomain: a different name
+        ("https://example.com.evil.test/mcp", False),
+        ("https://other.test/mcp", True),  # the URL item, exactly (its query aside)
+        ("https://other.test/mcp?k=1", True),
+        ("https://other.test/mcp/more", False),
+        ("https://www.other.test/mcp", False),
+    ],
+)
+def test_a_host_covers_its_subdomains_and_a_url_only_itself(url: str, covered: bool) -> None:
+    items = [OptOut("host", "example.com", NOW), OptOut("url", "https://other.test/mcp", NOW)]
+    assert matches(url, items) is covered
+
+
+async def test_the_list_in_the_database(engine: AsyncEngine) -> None:
+    listed = OptOutList(engine)
+    made, new = await listed.add("Example.com")
+    assert new and made.kind == "host" and made.value == "example.com"
+    assert (await listed.add("example.com."))[1] is False  # (the same host, once)
+    await listed.add("https://other.test/mcp")
+    assert [(i.kind, i.value) for i in await listed.items()] == [
+        ("host", "example.com"),
+        ("url", "https://other.test/mcp"),
+    ]
+    assert await opted_out(engine, "https://mcp.example.com/mcp")
+    assert await opted_out(listed, "https://other.test/mcp")
+    assert not await opted_out(engine, "https://elsewhere.test/mcp")
+    assert await listed.remove("EXAMPLE.com") and not await listed.remove("example.com")
+    assert not await opted_out(engine, "https://mcp.example.com/mcp")

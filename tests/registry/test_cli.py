@@ -1,0 +1,33 @@
+"""``mcp-sonde registry sync|status`` as a process against the local registry."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.servers.registry import MALFORMED, RegistryState, generated, registry_server
+
+
+def registry(tmp_path: Path, base: str, *args: str) -> subprocess.CompletedProcess[str]:
+    environment = os.environ | {"MCP_SONDE_DATA_DIR": str(tmp_path), "MCP_SONDE_REGISTRY_URL": base,
+                                "MCP_SONDE_ALLOW_PRIVATE": "true"}  # fmt: skip
+    environment.pop("MCP_SONDE_DATABASE_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "app", "registry", *args], capture_output=True, text=True, timeout=120, check=False,
+        env=environment,
+    )  # fmt: skip
+
+
+def test_sync_then_status_on_the_embedded_database(tmp_path: Path) -> None:
+    state = RegistryState(entries=generated(150), malformed=[raw for raw, _ in MALFORMED])
+    with registry_server(state) as base:
+        synced = registry(tmp_path, base, "sync")
+        status = registry(tmp_path, base, "status")
+    assert synced.returncode == 0, synced.stderr
+    report = json.loads(synced.stdout)
+    assert report["stopped"] == "complete" and report["full"] and report["pages"] == 2
+    assert report["entries"] == 155 and report["skipped"]["entry_duplicate_member"] == 1
+    assert status.returncode == 0 and json.loads(status.stdout) == report

@@ -1,0 +1,47 @@
+"""Migration 0005 makes exactly the tables :mod:`app.registry.schema` declares, and goes back down."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Connection, inspect
+
+from app.history import migrate
+from app.history.engine import open_engine
+from app.history.schema import SCHEMA_REVISION, metadata
+from app.registry import schema
+
+pytestmark = pytest.mark.anyio
+TABLES = {"registry_entries", "registry_endpoints", "registry_sync", "optout"}
+
+
+def _differences(connection: Connection) -> list[object]:
+    context = MigrationContext.configure(connection, opts={"compare_type": True})
+    return [d for d in compare_metadata(context, metadata) if any(t in repr(d) for t in TABLES)]
+
+
+async def test_the_migration_matches_the_schema_and_downgrades(database_url: str) -> None:
+    assert schema.registry_entries.name in metadata.tables
+    await migrate.upgrade(database_url)
+    assert migrate.head() == SCHEMA_REVISION == "0005"
+    engine = open_engine(database_url)
+    try:
+        async with engine.connect() as db:
+            assert await db.run_sync(_differences) == []
+    finally:
+        await engine.dispose()
+    from alembic import command
+
+    def down(connection: Connection) -> None:
+        config = migrate._config(connection)
+        command.downgrade(config, "0004")
+
+    engine = open_engine(database_url)
+    try:
+        async with engine.begin() as db:
+            await db.run_sync(down)
+            names = await db.run_sync(lambda c: set(inspect(c).get_table_names()))
+        assert not names & TABLES and "runs" in names
+    finally:
+        await engine.dispose()
