@@ -22,7 +22,7 @@ from app.jobs.registry import Registry
 from app.service.services import Services
 
 #: The registration functions of the packages with scheduled work, in order.
-PARTS: tuple[str, ...] = ()
+PARTS: tuple[str, ...] = ("app.jobs.parts:registry_and_sweeps",)
 
 Register = Callable[[Registry, JobContext], None]
 
@@ -42,3 +42,16 @@ def context_for(services: Services, parts: tuple[str, ...] | None = None) -> Job
     for name in (*PARTS, *services.settings.job_parts) if parts is None else parts:
         load(name)(registry, ctx)
     return ctx
+
+
+def registry_and_sweeps(registry: Registry, ctx: JobContext) -> None:
+    """The registry mirror's sync and the sweeps of its endpoints (:mod:`app.registry.jobs`)."""
+    from app.registry.jobs import register
+
+    register(
+        registry,
+        engine=ctx.services.optouts.engine,  # (the history database's: every part's tables are there)
+        settings=ctx.settings,
+        resolver=ctx.resolver,
+        network_backend=ctx.network_backend,
+    )

@@ -2,7 +2,10 @@
 
 Order (as :mod:`app.service.checkflow`, without payment): the target guard first (a refused URL
 or address gives ``Outcome(status="refused", reason=<the guard's reason>)`` and nothing is
-contacted); the host's lookup; the probe, paced per host through the store's slots across all
+contacted); the opt-out list (:mod:`app.optout`), read again right before the probe, so an item
+added while the job waited still stops it (``skipped`` / ``opted_out``; a list that cannot be
+read skips the job too, ``optout_unavailable``: nothing is contacted unless the list says it may
+be); the host's lookup; the probe, paced per host through the store's slots across all
 workers and served checks (at most ``host_concurrency`` at once, one new probe per
 ``host_start_interval_s``; :mod:`app.service.checks`). A host whose turn does not come within
 ``job_turn_wait_s`` gets the job back on the queue (never dropped). The result is signed
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import logging
 from typing import NoReturn
+
+import anyio
 
 from app.checks.model import CheckResult
 from app.checks.run import unresolved_check
@@ -35,6 +40,8 @@ logger = logging.getLogger("mcp_sonde.jobs")
 #: The lookup share and pacing client of jobs (each job its own client, so a host's
 #: ``host_concurrency`` turns, not ``host_client_concurrency``, bound its jobs).
 CLIENT = "job"
+#: Longest wait for the opt-out list, read right before each probe, seconds.
+OPTOUT_READ_S = 3.0
 
 
 async def probe(ctx: JobContext, job: Job) -> None:
@@ -58,6 +65,13 @@ async def outcome_of(ctx: JobContext, job: Job) -> Outcome:
         target = check_url(job.url, allow_private=settings.allow_private)
     except TargetRefused as exc:
         return Outcome(job, "refused", exc.reason, stored=False)
+    try:
+        with anyio.fail_after(OPTOUT_READ_S):
+            if await ctx.services.optouts.covers(job.url):
+                return Outcome(job, "skipped", "opted_out", stored=False)
+    except Exception:  # any fault of the database: the list cannot be read, so nothing is contacted
+        logger.warning("probe job %s: the opt-out list could not be read; skipped", job.id)
+        return Outcome(job, "skipped", "optout_unavailable", stored=False)
     ctx.attestor.ready()  # (no key: the job fails before anything is contacted)
     owner = LookupOwner(f"{CLIENT}:{job.id}", paid=False)
     try:

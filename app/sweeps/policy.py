@@ -83,8 +83,8 @@ def next_due(now: datetime, status: str, reason: str, failures: int, key: str, p
         key: what fixes the jitter (the job id).
         policy: the intervals.
     """
-    if status == "skipped":
-        wait = policy.max_interval_s
+    if status == "skipped":  # (opted out: not before the cap; nothing known, e.g. the list unread: soon)
+        wait = policy.max_interval_s if reason == "opted_out" else policy.min_interval_s
     elif failing(status, reason):
         wait = min(policy.interval_s * 2 ** min(max(failures - 1, 0), 30), policy.max_interval_s)
     elif uptime_of(status, reason) == "left_out":
