@@ -121,7 +121,7 @@ async def _bought(
                 runs=services.settings.monitor_block_runs, now=now, confirm=confirm,
             )  # fmt: skip
         except PaymentSpent as exc:
-            raise gate_refusal(services, gate, exc) from exc
+            raise gate_refusal(gate, exc) from exc
         except SondeError:
             raise
         except Exception as exc:  # any driver or network fault: the database does not answer
@@ -158,7 +158,7 @@ def bound(body: MonitorRequest) -> bytes:
     return json.dumps({"monitor": body.url, "interval_s": body.interval_s, "webhook": body.webhook}).encode()
 
 
-def gate_refusal(services: Services, gate: PaymentGate, exc: PaymentSpent) -> ApiError:
+def gate_refusal(gate: PaymentGate, exc: PaymentSpent) -> ApiError:
     """402 ``payment_already_used``, as the gate says it."""
     return from_payment(gate.required(exc.reason, exc.message))
 
