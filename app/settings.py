@@ -347,6 +347,35 @@ class Settings(BaseSettings):
         min_length=16,
         description="Bearer token of the admin endpoints (/v1/admin/optout); unset = they answer 403.",
     )
+    # --- monitors and webhooks ------------------------------------------------------------------
+    monitor_run_price_usd: str = Field(
+        default="0.005", description="Price of one monitor run in USD; a monitor is bought as a block of runs."
+    )
+    monitor_block_runs: int = Field(
+        default=100, ge=1, le=100_000, description="Runs one payment for a monitor buys (the block)."
+    )
+    monitor_certificate_days: int = Field(
+        default=14, ge=1, le=365, description="A monitor alerts once per certificate expiring within these days."
+    )
+    webhook_timeout_s: float = Field(
+        default=10.0, gt=0, le=60, description="Budget of one webhook delivery attempt (lookup to answer), seconds."
+    )
+    webhook_max_body_bytes: int = Field(
+        default=64 * 1024, ge=1024, le=1_048_576,
+        description="Largest webhook body, bytes (a tool-list diff past it is left out and linked instead).",
+    )  # fmt: skip
+    webhook_response_max_bytes: int = Field(
+        default=4096, ge=0, le=65_536, description="Most bytes of a receiver's answer read (never stored), bytes."
+    )
+    webhook_retry_delays_s: list[float] = Field(
+        default_factory=lambda: [5.0, 300.0, 1800.0, 7200.0, 18_000.0, 36_000.0],
+        min_length=1, max_length=32,
+        description="Waits before each retry of a failed webhook delivery (the last repeats), seconds.",
+    )  # fmt: skip
+    webhook_retry_window_s: float = Field(
+        default=86_400.0, gt=0, le=7 * 86_400,
+        description="A webhook delivery is retried until this long after its first attempt, then failed, seconds.",
+    )  # fmt: skip
 
     @property
     def public_base_url(self) -> str:
@@ -400,7 +429,7 @@ class Settings(BaseSettings):
             raise ValueError("pay_to must be an EVM address (0x and 40 hex digits)")
         return value
 
-    @field_validator("price_usd")
+    @field_validator("price_usd", "monitor_run_price_usd")
     @classmethod
     def _price_is_a_decimal(cls, value: str) -> str:
         from decimal import Decimal, InvalidOperation
@@ -408,9 +437,9 @@ class Settings(BaseSettings):
         try:
             price = Decimal(value)
         except InvalidOperation as exc:
-            raise ValueError("price_usd must be a decimal number") from exc
+            raise ValueError("a price must be a decimal number") from exc
         if price <= 0 or price.as_tuple().exponent < -6:  # type: ignore[operator]
-            raise ValueError("price_usd must be positive with at most 6 decimals")
+            raise ValueError("a price must be positive with at most 6 decimals")
         return value
 
     @field_validator("rate_limit", "badge_rate_limit", "badge_global_limit", "diff_rate_limit")

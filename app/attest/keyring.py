@@ -80,6 +80,11 @@ class KeyRing:
         self._checked = -RELOAD_S
         self._stamp = None
 
+    def held(self, keyid: str) -> Held | None:
+        """The private key ``keyid`` when this instance holds it, whatever the document says of
+        it now (a key no longer signing still derives what it derived, :mod:`app.monitors.secrets`)."""
+        return self._held(keyid)
+
     def _held(self, keyid: str) -> Held | None:
         if self._configured is not None:
             return self._configured if self._configured.keyid == keyid else None

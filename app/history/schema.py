@@ -27,6 +27,9 @@
   to it by index).
 - ``baselines``: the tool set a maintainer approved for a server.
 
+The monitor and webhook tables live beside these ones (:mod:`app.monitors.schema`,
+:mod:`app.webhooks.schema`).
+
 Integer primary keys are ``BIGINT`` on PostgreSQL and ``INTEGER`` (the rowid) on SQLite.
 """
 
@@ -50,7 +53,7 @@ from sqlalchemy import (
 )
 
 #: Bumped with every migration; ``serve`` refuses a database whose revision is older.
-SCHEMA_REVISION = "0005"
+SCHEMA_REVISION = "0006"
 
 metadata = MetaData(
     naming_convention={

@@ -22,7 +22,7 @@ from app.jobs.registry import Registry
 from app.service.services import Services
 
 #: The registration functions of the packages with scheduled work, in order.
-PARTS: tuple[str, ...] = ("app.jobs.parts:registry_and_sweeps",)
+PARTS: tuple[str, ...] = ("app.jobs.parts:registry_and_sweeps", "app.jobs.parts:monitors_and_webhooks")
 
 Register = Callable[[Registry, JobContext], None]
 
@@ -51,6 +51,21 @@ def registry_and_sweeps(registry: Registry, ctx: JobContext) -> None:
     register(
         registry,
         engine=ctx.services.optouts.engine,  # (the history database's: every part's tables are there)
+        settings=ctx.settings,
+        resolver=ctx.resolver,
+        network_backend=ctx.network_backend,
+    )
+
+
+def monitors_and_webhooks(registry: Registry, ctx: JobContext) -> None:
+    """Monitors' runs and their webhook deliveries (:mod:`app.monitors.jobs`)."""
+    from app.monitors.jobs import register
+
+    register(
+        registry,
+        engine=ctx.services.optouts.engine,
+        history=ctx.history,
+        ring=ctx.attestor.ring,
         settings=ctx.settings,
         resolver=ctx.resolver,
         network_backend=ctx.network_backend,

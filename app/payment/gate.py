@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 from x402.http.utils import encode_payment_required_header, encode_payment_response_header
-from x402.schemas import PaymentPayload, PaymentRequirements, SettleResponse
+from x402.schemas import PaymentPayload, PaymentRequirements, ResourceInfo, SettleResponse
 
 from app import jsonsafe
 from app.payment.errors import FacilitatorUnavailable, PaymentError
@@ -95,23 +95,37 @@ class Payment:
 
 
 class PaymentGate:
-    """Verifies, locks and settles x402 payments for the check route.
+    """Verifies, locks and settles x402 payments for the check route (or another paid resource).
 
     Args:
         settings: price, networks, ``payTo``, timeouts.
         facilitator: verifies and settles.
-        store: where authorization locks live.
+        store: where authorization locks live (one authorization buys one thing, whichever
+            gate took it: the lock's key names the authorization, not the resource).
+        price_usd: the price of what this gate sells (default: a check's).
+        resource: what this gate sells (default: the check); payment identifiers are kept per resource.
     """
 
-    def __init__(self, settings: Settings, facilitator: Facilitator, store: Store) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        facilitator: Facilitator,
+        store: Store,
+        *,
+        price_usd: str | None = None,
+        resource: ResourceInfo | None = None,
+    ) -> None:
         self.settings = settings
         self.facilitator = facilitator
         self.store = store
-        self.requirements = payment_requirements(settings)
+        self.price_usd = price_usd
+        self.resource = resource
+        self.requirements = payment_requirements(settings, price_usd)
         self.support = SupportCheck(facilitator, self.requirements, settings.facilitator_url)
         claim_ttl = self._lock_ttl
         wait = settings.queue_budget_s + settings.probe_timeout_s + 3 * settings.facilitator_timeout_s
-        self.identifiers = Identifiers(store, resource_info(settings).url, claim_ttl, min(claim_ttl, wait))
+        named = (resource or resource_info(settings)).url
+        self.identifiers = Identifiers(store, named, claim_ttl, min(claim_ttl, wait))
 
     @property
     def enabled(self) -> bool:
@@ -122,7 +136,7 @@ class PaymentGate:
         self, reason: str, message: str, status: int = 402, headers: dict[str, str] | None = None
     ) -> PaymentError:
         """A refusal that carries the x402 ``PaymentRequired`` document (``error`` = ``reason``)."""
-        document = payment_required(self.settings, reason)
+        document = payment_required(self.settings, reason, self.resource, self.price_usd)
         body = document.model_dump(mode="json", by_alias=True, exclude_none=True)
         body["message"] = message
         extra = {"PAYMENT-REQUIRED": encode_payment_required_header(document), "Cache-Control": "no-store"}

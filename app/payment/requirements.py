@@ -33,8 +33,9 @@ def atomic_amount(price_usd: str, decimals: int) -> str:
     return str(int(Decimal(price_usd) * (10**decimals)))
 
 
-def payment_requirements(settings: Settings) -> list[PaymentRequirements]:
-    """One ``exact`` requirement per configured network; empty when no ``pay_to`` is set."""
+def payment_requirements(settings: Settings, price_usd: str | None = None) -> list[PaymentRequirements]:
+    """One ``exact`` requirement per configured network at ``price_usd`` (default: a check's
+    price); empty when no ``pay_to`` is set."""
     if settings.pay_to is None:
         return []
     return [
@@ -42,7 +43,7 @@ def payment_requirements(settings: Settings) -> list[PaymentRequirements]:
             scheme="exact",
             network=option.network,
             asset=option.asset,
-            amount=atomic_amount(settings.price_usd, option.decimals),
+            amount=atomic_amount(price_usd or settings.price_usd, option.decimals),
             pay_to=settings.pay_to,
             max_timeout_seconds=settings.payment_timeout_s,
             extra={"name": option.name, "version": option.version},
@@ -85,17 +86,20 @@ def discovery_extension() -> dict[str, Any]:
     )
 
 
-def payment_required(settings: Settings, error: str, resource: ResourceInfo | None = None) -> PaymentRequired:
+def payment_required(
+    settings: Settings, error: str, resource: ResourceInfo | None = None, price_usd: str | None = None
+) -> PaymentRequired:
     """The x402 ``PaymentRequired`` document; ``error`` carries our stable reason key.
 
-    ``resource``: a paid resource other than the check (at the check's price); its document
-    declares no bazaar discovery, which describes the check's body.
+    ``resource``: a paid resource other than the check (at the check's price unless
+    ``price_usd`` says another); its document declares no bazaar discovery, which describes
+    the check's body.
     """
     return PaymentRequired(
         x402_version=X402_VERSION,
         error=error,
         resource=resource or resource_info(settings),
-        accepts=payment_requirements(settings),
+        accepts=payment_requirements(settings, price_usd),
         extensions=declaration() if resource is not None else discovery_extension() | declaration(),
     )
 

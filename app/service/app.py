@@ -25,7 +25,7 @@ from app.history.engine import database_url, safe_url
 from app.history.migrate import SchemaOutdated, ensure_current
 from app.logs import flush_all
 from app.payment.supported import FacilitatorUnsupported
-from app.service import attestations, badge, baseline, changes, diff, routes, servers
+from app.service import attestations, badge, baseline, changes, diff, monitors, routes, servers
 from app.service.accesslog import AccessLog, AccessLogger
 from app.service.badge_hits import BadgeHits
 from app.service.cors import Cors
@@ -177,6 +177,10 @@ def create_app(
         Route("/v1/servers/{server_id}/changes", changes.server_changes),
         Route("/v1/servers/{server_id}/baseline", baseline.baseline, methods=["GET"]),
         Route("/v1/servers/{server_id}/baseline", baseline.approve_baseline, methods=["PUT"]),
+        Route("/v1/monitors", monitors.create_monitor, methods=["POST"]),
+        Route("/v1/monitors/{monitor_id}", monitors.monitor, methods=["GET"]),
+        Route("/v1/monitors/{monitor_id}", monitors.delete_monitor, methods=["DELETE"]),
+        Route("/v1/monitors/{monitor_id}/deliveries", monitors.deliveries),
         Route("/schemas/{name}", attestations.schema),
         Route("/problems/{reason}", problem_page),
         *routes.sweep_routes(),

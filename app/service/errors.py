@@ -104,6 +104,13 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
         "The proof document redirected off its host (or too often); nothing was approved.",
     ),
     "proof_timeout": (403, "The proof document did not arrive in time; nothing was approved."),
+    "monitor_not_found": (404, "No monitor with this id answers to this token (unknown id, wrong or no token alike)."),
+    "query_not_allowed": (
+        422,
+        "A monitored or webhook URL may not hold a query string (it would be kept in a stored record); "
+        "nothing was charged.",
+    ),
+    "webhook_unresolved": (422, "The webhook's host name does not resolve; nothing was charged."),
     "invalid_query": (400, "A query parameter is not one this route takes (see the document)."),
     "invalid_tools": (422, "A tool of a list is not a tools/list entry (the detail points to it)."),
     "too_many_tools": (422, "A tool list has more than 2,000 tools."),

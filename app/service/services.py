@@ -18,6 +18,9 @@ from app.guard import ResolvedTarget, Resolver, SystemResolver
 from app.history.engine import database_url
 from app.history.retention import Pruner
 from app.history.store import SqlHistory
+from app.monitors.pricing import block_price, monitor_resource
+from app.monitors.secrets import WebhookSecrets
+from app.monitors.store import MonitorStore
 from app.optout import OptOutList
 from app.payment import HttpFacilitator, Payment, PaymentGate
 from app.probe import ProbeResult
@@ -33,6 +36,7 @@ from app.service.recorder import Recorder
 from app.service.tracing import TracedFacilitator, Tracing
 from app.settings import Settings
 from app.store import Store, open_store
+from app.webhooks.store import DeliveryStore
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -59,6 +63,10 @@ class Services:
     diff_slots: anyio.CapacityLimiter
     pruner: Pruner
     optouts: OptOutList
+    monitors: MonitorStore
+    deliveries: DeliveryStore
+    monitor_payments: PaymentGate
+    webhook_secrets: WebhookSecrets
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
     tracing: Tracing = field(default_factory=lambda: Tracing(enabled=False))
 
@@ -108,7 +116,12 @@ class Services:
         return decision
 
     async def authorize(
-        self, payment: str | dict[str, object] | None, free: bool, client: str, request: bytes = b""
+        self,
+        payment: str | dict[str, object] | None,
+        free: bool,
+        client: str,
+        request: bytes = b"",
+        gate: PaymentGate | None = None,
     ) -> Draw | Payment:
         """Decide how the check is paid: an x402 payment, or a free-pool draw.
 
@@ -117,6 +130,7 @@ class Services:
             free: the client asked for the free pool.
             client: the client's rate key.
             request: what the check is for, bound to the payment's identifier (if it has one).
+            gate: the gate of what is bought, when it is not a check (:attr:`monitor_payments`).
 
         Raises:
             ApiError: 402 (with the x402 ``PaymentRequired`` document), 400, 409 or 503; see
@@ -125,7 +139,7 @@ class Services:
         if payment is not None:
             try:
                 with payment_errors():
-                    return await self.payments.begin(payment, request)
+                    return await (gate or self.payments).begin(payment, request)
             except ApiError as exc:
                 self.metrics.payments.labels(outcome=exc.reason).inc()
                 raise
@@ -157,15 +171,16 @@ class Services:
                 f"{self.settings.free_pool_header}: 1 to draw on the free pool",
             )
 
-    async def settle(self, payment: Payment, answer: bytes) -> SettleResponse:
-        """Settle ``payment`` for ``answer``, counting the outcome (``settled`` or the refusal's reason key).
+    async def settle(self, payment: Payment, answer: bytes, gate: PaymentGate | None = None) -> SettleResponse:
+        """Settle ``payment`` for ``answer`` (through ``gate``, by default the check's), counting
+        the outcome (``settled`` or the refusal's reason key).
 
         Raises:
             ApiError: the payment layer's refusal (see :func:`app.service.errors.payment_errors`).
         """
         try:
             with payment_errors():
-                receipt = await self.payments.settle(payment, answer)
+                receipt = await (gate or self.payments).settle(payment, answer)
         except SondeError as exc:
             self.metrics.payments.labels(outcome=exc.reason).inc()
             raise
@@ -199,6 +214,8 @@ def build_services(
     facilitator = HttpFacilitator(
         settings.facilitator_url, settings.facilitator_headers, settings.facilitator_timeout_s
     )
+    traced = TracedFacilitator(facilitator, tracing, settings.facilitator_url) if tracing.enabled else facilitator
+    ring = keyring_of(settings)
     services = Services(
         settings=settings,
         store=store,
@@ -214,12 +231,8 @@ def build_services(
         metrics=metrics,
         openapi=load_document(settings),
         trusted_proxies=parse_networks(settings.trusted_proxies),
-        payments=PaymentGate(
-            settings,
-            TracedFacilitator(facilitator, tracing, settings.facilitator_url) if tracing.enabled else facilitator,
-            store,
-        ),
-        attestor=Attestor(keyring_of(settings)),
+        payments=PaymentGate(settings, traced, store),
+        attestor=Attestor(ring),
         attestations=AttestationStore(store, settings.attestation_ttl_s),
         recorder=Recorder(history, metrics),
         diff_slots=anyio.CapacityLimiter(settings.diff_concurrency),
@@ -230,6 +243,12 @@ def build_services(
             interval_s=settings.history_prune_interval_s,
         ),
         optouts=OptOutList(history.engine),
+        monitors=MonitorStore(history.engine),
+        deliveries=DeliveryStore(history.engine),
+        monitor_payments=PaymentGate(
+            settings, traced, store, price_usd=block_price(settings), resource=monitor_resource(settings)
+        ),
+        webhook_secrets=WebhookSecrets(ring),
         network_backend=network_backend,
         tracing=tracing,
     )

@@ -68,6 +68,10 @@ ELSEWHERE: dict[str, set[str]] = {
         *("optout_invalid", "optout_not_found", "invalid_query"),
     },
     "GET /v1/servers/{server_id}/baseline": {"server_not_found", "baseline_not_found", "history_unavailable"},
+    "POST /v1/monitors": {"query_not_allowed", "webhook_unresolved", "history_unavailable"},
+    "GET /v1/monitors/{monitor_id}": {"monitor_not_found", "history_unavailable"},
+    "DELETE /v1/monitors/{monitor_id}": {"monitor_not_found", "history_unavailable"},
+    "GET /v1/monitors/{monitor_id}/deliveries": {"monitor_not_found", "history_unavailable", "invalid_query"},
     "PUT /v1/servers/{server_id}/baseline": {
         "server_not_found",
         "run_not_found",
@@ -93,6 +97,17 @@ ALSO: dict[str, set[str]] = {
     "POST /v1/admin/optout": {
         "invalid_json", "invalid_body", "body_too_large", "body_timeout", "body_incomplete", "unsupported_media_type",
     },
+    "POST /v1/monitors": {
+        *("invalid_json", "invalid_body", "body_incomplete", "body_too_large", "body_timeout"),
+        "unsupported_media_type",
+        *("payment_required", "payment_mismatch", "payment_invalid", "payment_already_used", "settlement_failed"),
+        *("invalid_payment", "invalid_payment_identifier", "payment_identifier_conflict", "payment_in_use"),
+        *("facilitator_unavailable", "facilitator_unsupported", "settlement_unknown", "signing_key_unavailable"),
+        *("rate_limited", "client_lookups_busy", "resolver_busy", *REFUSAL_REASONS),
+    },
+    "GET /v1/monitors/{monitor_id}": {"rate_limited"},
+    "DELETE /v1/monitors/{monitor_id}": {"rate_limited"},
+    "GET /v1/monitors/{monitor_id}/deliveries": {"rate_limited"},
     "POST /v1/mcp/diff": {
         "rate_limited", "invalid_json", "invalid_body", "body_too_large", "body_timeout", "body_incomplete",
         "unsupported_media_type",
@@ -374,7 +389,9 @@ def test_every_exposed_header_is_declared_somewhere() -> None:
 
 def test_tags_servers_license_and_contact() -> None:
     tags = {tag["name"]: tag["description"] for tag in DOCUMENT["tags"]}
-    assert set(tags) == {"checks", "badges", "mcp", "operations", "payments", "attestations", "history", "contract"}
+    assert set(tags) == {
+        *("checks", "badges", "mcp", "operations", "payments", "attestations", "history", "contract", "monitors")
+    }
     assert all(tags.values())
     for label, operation in operations():
         assert operation["tags"] and set(operation["tags"]) <= set(tags), label
