@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from app import web
 from app.errors import SondeError
 from app.guard import Resolver
 from app.history.engine import database_url, safe_url
@@ -153,6 +154,7 @@ def create_app(
         Route("/v1/servers/{server_id}/baseline", baseline.approve_baseline, methods=["PUT"]),
         Route("/schemas/{name}", attestations.schema),
         Route("/problems/{reason}", problem_page),
+        *web.routes(),  # the HTML pages (app.web): not API, so not in openapi.yaml
     ]
     paths = frozenset(route.path for route in table)
     access = AccessLogger(
