@@ -107,6 +107,7 @@ def test_wheel_ships_every_file_of_the_packages(wheel: zipfile.ZipFile) -> None:
         if path.is_file() and "__pycache__" not in path.parts
     }
     assert {"app/py.typed", "badges/py.typed", "badges/data/verdana-11px-normal.json"} <= wanted
+    assert {"app/web/templates/base.html", "app/web/static/site.css", "app/web/explanations.yaml"} <= wanted
     assert sorted(wanted - shipped) == []
 
 

@@ -19,6 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from app import web
 from app.errors import SondeError
 from app.guard import Resolver
 from app.history.engine import database_url, safe_url
@@ -184,6 +185,7 @@ def create_app(
         Route("/schemas/{name}", attestations.schema),
         Route("/problems/{reason}", problem_page),
         *routes.sweep_routes(),
+        *web.routes(),  # the HTML pages (app.web): not API, so not in openapi.yaml
     ]
     paths = frozenset(route.path for route in table)
     access = AccessLogger(

@@ -1,0 +1,33 @@
+"""The web pages: server-rendered HTML for people (the API is for programs).
+
+Every page is a Jinja2 template under ``templates/`` rendered by :func:`app.web.render.page`,
+which draws a fresh Content Security Policy nonce for the answer (:mod:`app.web.csp`) and hands
+it to the template as ``csp_nonce``; the base layout (``base.html``) gives every page its
+landmarks, skip link, stylesheet and the one script (the copy buttons, ``static/copy.js``,
+loaded with that nonce). Pages work without JavaScript: a script only adds buttons.
+
+Adding a page: write ``templates/<name>.html`` extending ``base.html`` (blocks ``title`` and
+``main``), an ``async def`` route in a module of this package that gathers plain data and
+returns ``await page(request, "<name>.html", {...})`` (an :class:`~app.service.errors.ApiError`
+becomes the HTML error page through :func:`app.web.render.error_page`), and add its
+:class:`~starlette.routing.Route` to :func:`routes`.
+
+Untrusted text (tool names and descriptions, server names, URLs) reaches templates as data
+and is escaped by autoescaping; no template marks server text ``|safe``.
+"""
+
+from __future__ import annotations
+
+from starlette.routing import Route
+
+
+def routes() -> list[Route]:
+    """The web pages' routes, for the service's route table."""
+    from app.web import home, server_page, static
+
+    return [
+        Route("/", home.home, methods=["GET", "HEAD"]),
+        Route("/", home.check, methods=["POST"]),
+        Route("/servers/{server_id}", server_page.server_page, methods=["GET", "HEAD"]),
+        Route("/static/{name}", static.static_file, methods=["GET", "HEAD"]),
+    ]
