@@ -11,10 +11,13 @@ migrated or pruned (the reason is printed, the URL without its password).
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-EXIT_DATABASE = 5
+from app.cli.database import run_on_database
+
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,38 +54,27 @@ def _days(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run one ``db`` action."""
-    import anyio
+    action, days_asked, dry_run = args.action, getattr(args, "days", None), getattr(args, "dry_run", False)
 
-    from app.cli.check import settings_of
-    from app.history import migrate
-    from app.history.engine import database_url, safe_url
+    async def act(url: str, settings: Settings) -> str:
+        from app.history import migrate
+        from app.history.engine import safe_url
 
-    settings = settings_of({})
-    if settings is None:
-        return EXIT_DATABASE
-    url = database_url(settings)
-    try:
-        if args.action == "upgrade":
-            before, after = anyio.run(migrate.upgrade, url)
+        if action == "upgrade":
+            before, after = await migrate.upgrade(url)
             said = "already at" if before == after else f"upgraded from {before or 'an empty database'} to"
-            sys.stdout.write(f"{safe_url(url)}: {said} revision {after}\n")
-        elif args.action == "prune":
-            days = args.days or settings.history_retention_days
+            return f"{safe_url(url)}: {said} revision {after}\n"
+        if action == "prune":
+            days = days_asked or settings.history_retention_days
             cutoff = datetime.now(UTC) - timedelta(days=days)
-            counted = anyio.run(_prune, url, cutoff, args.dry_run)
-            said = "would delete" if args.dry_run else "deleted"
-            sys.stdout.write(f"{safe_url(url)}: {said} {counted} runs observed before {cutoff:%Y-%m-%dT%H:%M:%SZ} ")
-            sys.stdout.write(f"(older than {days} days)\n")
-        else:
-            found = anyio.run(migrate.current, url)
-            sys.stdout.write(f"{safe_url(url)}: revision {found or '(none)'}; newest {migrate.head()}\n")
-    except migrate.SchemaOutdated as exc:
-        sys.stderr.write(f"mcp-sonde db: {safe_url(url)}: {exc.message}\n")
-        return EXIT_DATABASE
-    except Exception as exc:  # any driver, network or migration fault: one line, no traceback
-        sys.stderr.write(f"mcp-sonde db: {safe_url(url)}: {type(exc).__name__}: {str(exc)[:300]}\n")
-        return EXIT_DATABASE
-    return 0
+            counted = await _prune(url, cutoff, dry_run)
+            said = "would delete" if dry_run else "deleted"
+            return (f"{safe_url(url)}: {said} {counted} runs observed before {cutoff:%Y-%m-%dT%H:%M:%SZ} "
+                    f"(older than {days} days)\n")  # fmt: skip
+        found = await migrate.current(url)
+        return f"{safe_url(url)}: revision {found or '(none)'}; newest {migrate.head()}\n"
+
+    return run_on_database("db", act)
 
 
 async def _prune(url: str, before: datetime, dry_run: bool) -> int:

@@ -9,11 +9,12 @@ neither (``optout_invalid``); 5 the database cannot be reached or is not migrate
 from __future__ import annotations
 
 import argparse
-import sys
+from typing import TYPE_CHECKING
 
-from app.cli.codes import EXIT_USAGE
+from app.cli.database import current_database, run_on_database
 
-EXIT_DATABASE = 5
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,47 +35,20 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Run one ``optout`` action."""
-    import anyio
-
-    from app.cli.check import settings_of
-    from app.history.engine import database_url, safe_url
-    from app.history.migrate import SchemaOutdated
     from app.optout import OptOutInvalid
 
-    settings = settings_of({})
-    if settings is None:
-        return EXIT_DATABASE
-    url = database_url(settings)
-    try:
-        said: str = anyio.run(_act, url, settings.database_url is None, args.action, getattr(args, "item", ""))
-    except SchemaOutdated as exc:
-        sys.stderr.write(f"mcp-sonde optout: {safe_url(url)}: {exc.message}\n")
-        return EXIT_DATABASE
-    except OptOutInvalid as exc:
-        sys.stderr.write(f"mcp-sonde optout: {exc.reason}: {exc.message}\n")
-        return EXIT_USAGE
-    except Exception as exc:  # any driver or schema fault: one line, no traceback
-        sys.stderr.write(f"mcp-sonde optout: {safe_url(url)}: {type(exc).__name__}: {str(exc)[:300]}\n")
-        return EXIT_DATABASE
-    sys.stdout.write(said)
-    return 0
+    action, item = args.action, getattr(args, "item", "")
 
+    async def act(url: str, settings: Settings) -> str:
+        from app.optout import OptOutList
 
-async def _act(url: str, embedded: bool, action: str, item: str) -> str:
-    from app.history.engine import open_engine
-    from app.history.migrate import ensure_current
-    from app.optout import OptOutList
+        async with current_database(url, settings) as engine:
+            listed = OptOutList(engine)
+            if action == "add":
+                made, new = await listed.add(item)
+                return f"{'added' if new else 'already listed'}: {made.kind} {made.value}\n"
+            if action == "remove":
+                return "removed\n" if await listed.remove(item) else "not listed\n"
+            return "".join(f"{i.kind}\t{i.value}\t{i.added_at:%Y-%m-%dT%H:%M:%SZ}\n" for i in await listed.items())
 
-    await ensure_current(url, embedded=embedded)  # (the embedded file: made or upgraded)
-    engine = open_engine(url)
-    try:
-        listed = OptOutList(engine)
-        if action == "add":
-            made, new = await listed.add(item)
-            return f"{'added' if new else 'already listed'}: {made.kind} {made.value}\n"
-        if action == "remove":
-            gone = await listed.remove(item)
-            return "removed\n" if gone else "not listed\n"
-        return "".join(f"{i.kind}\t{i.value}\t{i.added_at:%Y-%m-%dT%H:%M:%SZ}\n" for i in await listed.items())
-    finally:
-        await engine.dispose()
+    return run_on_database("optout", act, usage=(OptOutInvalid,))

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-EXIT_DATABASE = 5
+from app.cli.database import current_database, run_on_database
+
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,44 +36,28 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Run one ``registry`` action."""
-    import anyio
+    action = args.action
 
-    from app.cli.check import settings_of
-    from app.history.engine import database_url, safe_url
+    async def act(url: str, settings: Settings) -> str:
+        from sqlalchemy import select
 
-    settings = settings_of({})
-    if settings is None:
-        return EXIT_DATABASE
-    url = database_url(settings)
-    try:
-        report: dict[str, Any] | None = anyio.run(_act, url, settings, args.action)
-    except Exception as exc:  # any driver, schema or network fault: one line, no traceback
-        sys.stderr.write(f"mcp-sonde registry: {safe_url(url)}: {type(exc).__name__}: {str(exc)[:300]}\n")
-        return EXIT_DATABASE
-    sys.stdout.write(json.dumps(report, indent=2) + "\n")
-    return 0
+        from app.guard import SystemResolver
+        from app.registry.jobs import RegistryMirror
+        from app.registry.schema import registry_sync
+        from app.registry.sync import registry_key
 
+        async with current_database(url, settings) as engine:
+            report: dict[str, Any] | None
+            if action == "sync":
+                report = (
+                    await RegistryMirror(engine, settings, SystemResolver(settings.dns_timeout_s)).run()
+                ).as_json()
+            else:
+                async with engine.connect() as db:
+                    query = select(registry_sync.c.last_report).where(
+                        registry_sync.c.registry == registry_key(settings.registry_url)
+                    )
+                    report = await db.scalar(query)
+        return json.dumps(report, indent=2) + "\n"
 
-async def _act(url: str, settings: Any, action: str) -> dict[str, Any] | None:
-    from sqlalchemy import select
-
-    from app.guard import SystemResolver
-    from app.history.engine import open_engine
-    from app.history.migrate import ensure_current
-    from app.registry.jobs import RegistryMirror
-    from app.registry.schema import registry_sync
-    from app.registry.sync import registry_key
-
-    await ensure_current(url, embedded=settings.database_url is None)
-    engine = open_engine(url)
-    try:
-        if action == "sync":
-            return (await RegistryMirror(engine, settings, SystemResolver(settings.dns_timeout_s)).run()).as_json()
-        async with engine.connect() as db:
-            key = registry_key(settings.registry_url)
-            found: dict[str, Any] | None = await db.scalar(
-                select(registry_sync.c.last_report).where(registry_sync.c.registry == key)
-            )
-        return found
-    finally:
-        await engine.dispose()
+    return run_on_database("registry", act)
