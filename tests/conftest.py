@@ -25,6 +25,18 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("MCP_SONDE_DATA_DIR", tempfile.mkdtemp(prefix="mcp-sonde-test-data-"))
 
 
+#: Development settings for services that check loopback servers: private targets allowed,
+#: short budgets, no pacing between probes, no Redis.
+LOOPBACK: dict[str, Any] = {
+    "allow_private": True,
+    "probe_timeout_s": 8.0,
+    "step_timeout_s": 3.0,
+    "session_end_timeout_s": 1.0,
+    "host_start_interval_s": 0.0,
+    "redis_url": None,
+}
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     """Run async tests on asyncio."""
@@ -67,15 +79,7 @@ def service() -> Service:
 
     @contextmanager
     def run(resolver: Resolver | None = None, network_backend: Any = None, **overrides: Any) -> Iterator[str]:
-        values: dict[str, Any] = {
-            "allow_private": True,
-            "probe_timeout_s": 8.0,
-            "step_timeout_s": 3.0,
-            "session_end_timeout_s": 1.0,
-            "host_start_interval_s": 0.0,
-            "redis_url": None,
-        }
-        values.update(overrides)
+        values: dict[str, Any] = {**LOOPBACK, **overrides}
         app = create_app(Settings(**values), resolver=resolver, network_backend=network_backend)
         # as `mcp-sonde serve` does: the app, not uvicorn, decides which proxies to believe
         with serve(app, proxy_headers=False) as port:

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.history import migrate
+from app.history.engine import open_engine
 from app.history.store import SqlHistory
 from tests.servers.tcp_relay import Relay, relay
 
@@ -47,20 +49,35 @@ def need_postgres() -> None:
 
 
 @contextmanager
-def relayed_postgres() -> Iterator[tuple[Relay, str]]:
-    """A new PostgreSQL database at the newest schema, reached through a relay a test can cut
-    (open on entry), dropped afterwards: ``(relay, database URL through it)``."""
+def postgres_database(upgraded: bool = False) -> Iterator[str]:
+    """A new PostgreSQL database (``upgraded``: at the newest schema), dropped afterwards: its
+    name. :func:`asyncpg_url` makes the URL the store takes of it."""
     need_postgres()
     name = f"sonde_test_{uuid.uuid4().hex[:12]}"
     asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
     try:
-        with relay(("127.0.0.1", 5432)) as database:
-            url = f"postgresql+asyncpg://postgres@127.0.0.1:{database.port}/{name}"
-            database.open = True
-            asyncio.run(migrate.upgrade(url))
-            yield database, url
+        if upgraded:
+            asyncio.run(migrate.upgrade(asyncpg_url(name)))
+        yield name
     finally:
         asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def asyncpg_url(name: str, relay_port: int | None = None) -> str:
+    """The SQLAlchemy URL of database ``name`` on the test server (or through a relay on loopback
+    port ``relay_port``)."""
+    if relay_port is not None:
+        return f"postgresql+asyncpg://postgres@127.0.0.1:{relay_port}/{name}"
+    return POSTGRES.replace("postgresql://", "postgresql+asyncpg://").rsplit("/", 1)[0] + f"/{name}"
+
+
+@contextmanager
+def relayed_postgres() -> Iterator[tuple[Relay, str]]:
+    """A new PostgreSQL database at the newest schema, reached through a relay a test can cut
+    (open on entry), dropped afterwards: ``(relay, database URL through it)``."""
+    with postgres_database(upgraded=True) as name, relay(("127.0.0.1", 5432)) as database:
+        database.open = True
+        yield database, asyncpg_url(name, database.port)
 
 
 @pytest.fixture
@@ -69,13 +86,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     if request.param == "sqlite":
         yield f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}"
         return
-    need_postgres()
-    name = f"sonde_test_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-    try:
-        yield POSTGRES.replace("postgresql://", "postgresql+asyncpg://").rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with postgres_database() as name:
+        yield asyncpg_url(name)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -93,3 +105,14 @@ async def history(database_url: str) -> AsyncIterator[SqlHistory]:
         yield store
     finally:
         await store.aclose()
+
+
+@pytest.fixture
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    """An engine on an upgraded database of the backend (for the tables of the other parts)."""
+    await migrate.upgrade(database_url)
+    made = open_engine(database_url)
+    try:
+        yield made
+    finally:
+        await made.dispose()

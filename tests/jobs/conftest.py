@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 from sqlalchemy import func, select
 
@@ -21,29 +20,16 @@ from app.history.schema import runs
 from app.history.store import SqlHistory
 from app.jobs.model import PROBE, Job, Outcome
 from app.settings import Settings
-from tests.history.conftest import POSTGRES, need_postgres
-
-
-async def _admin(sql: str) -> None:
-    connection = await asyncpg.connect(POSTGRES, timeout=5)
-    try:
-        await connection.execute(sql)
-    finally:
-        await connection.close()
+from tests.conftest import LOOPBACK
+from tests.history.conftest import asyncpg_url
+from tests.history.conftest import postgres_database as upgraded_postgres
 
 
 @contextmanager
 def postgres_database() -> Iterator[str]:
     """A new PostgreSQL database at the newest schema, dropped afterwards: its asyncpg URL."""
-    need_postgres()
-    name = f"sonde_test_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-    try:
-        url = POSTGRES.replace("postgresql://", "postgresql+asyncpg://").rsplit("/", 1)[0] + f"/{name}"
-        asyncio.run(migrate.upgrade(url))
-        yield url
-    finally:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with upgraded_postgres(upgraded=True) as name:
+        yield asyncpg_url(name)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -61,12 +47,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 def job_settings(database_url: str, **overrides: Any) -> Settings:
     """Settings for loopback targets on ``database_url``, no Redis unless given, nothing embedded."""
     values: dict[str, Any] = {
-        "allow_private": True,
-        "probe_timeout_s": 8.0,
-        "step_timeout_s": 3.0,
-        "session_end_timeout_s": 1.0,
-        "host_start_interval_s": 0.0,
-        "redis_url": None,
+        **LOOPBACK,
         "database_url": database_url,
         "embedded_jobs": False,
         "job_history_wait_s": 1.0,

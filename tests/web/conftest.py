@@ -13,6 +13,7 @@ import pytest
 
 from app.service import create_app
 from app.settings import Settings
+from tests.conftest import LOOPBACK
 from tests.servers.ports import free_port
 from tests.servers.uvicorn_thread import serve
 
@@ -40,12 +41,7 @@ def site(tmp_path: Path) -> SiteFactory:
     def run(**overrides: Any) -> Iterator[Site]:
         port = free_port()
         values: dict[str, Any] = {
-            "allow_private": True,
-            "probe_timeout_s": 8.0,
-            "step_timeout_s": 3.0,
-            "session_end_timeout_s": 1.0,
-            "host_start_interval_s": 0.0,
-            "redis_url": None,
+            **LOOPBACK,
             "data_dir": tmp_path,
             "public_url": f"http://127.0.0.1:{port}",
         }
