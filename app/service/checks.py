@@ -8,7 +8,8 @@ Policy:
   probe the others wait for); across instances through a store lock, whose holder publishes
   the result under the lock's token for the waiters.
 - Per target host, at most ``host_concurrency`` probes run at once across all instances, and
-  at most one new probe starts per ``host_start_interval_s``. A check that cannot start within
+  at most one new probe starts per ``host_start_interval_s`` (as the host sees it: the start
+  gate is held :data:`START_SLACK_S` longer). A check that cannot start within
   ``queue_budget_s`` raises :class:`TargetBusy` (the API answers 429 with ``Retry-After``).
 - Paid checks never wait behind free work (free-pool checks, badge probes and refreshes): the
   two classes have their own turns (slots and start pace) per host, and share a probe only
@@ -73,6 +74,10 @@ class Turn:
 
 ProbeFn = Callable[[ResolvedTarget, CheckMode], Awaitable[ProbeResult]]
 _POLL_S = 0.05
+#: The start gate is held this much past ``host_start_interval_s``: the time between taking the
+#: turn and the probe's first byte reaching the host (scheduling, connect) varies, and the host
+#: must see no two starts closer than the interval (measured at the server, bench/sweep.py).
+START_SLACK_S = 0.1
 
 
 class TargetBusy(SondeError):
@@ -182,7 +187,7 @@ class CheckRunner:
             await self._slot(slots, token, self.settings.host_concurrency, budget, deadline, asked)
             try:
                 interval = self.settings.host_start_interval_s
-                while interval > 0 and not await self.store.set_nx(gate, b"1", interval):
+                while interval > 0 and not await self.store.set_nx(gate, b"1", interval + START_SLACK_S):
                     if time.monotonic() > deadline:
                         self.metrics.turn_wait.observe(time.monotonic() - asked)
                         raise TargetBusy(math.ceil(interval))
