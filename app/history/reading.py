@@ -36,18 +36,19 @@ class HistoryRead:
 
 
 def summary_of(row: Row[Any]) -> ServerSummary:
-    """The :class:`ServerSummary` of a ``servers`` row joined with its latest run's ``run_id``."""
+    """The :class:`ServerSummary` of a ``servers`` row joined with its latest run's ids."""
     return ServerSummary(
         server_id=row.server_id, url=row.url, host=row.host, addresses=tuple(row.addresses),
         first_seen=utc(row.first_seen), last_seen=utc(row.last_seen), latest_status=row.latest_status,
-        latest_run_id=row.run_id,
+        latest_run_id=row.run_id, latest_attestation_id=row.attestation_id,
     )  # fmt: skip
 
 
 def server_query(server_id: str) -> Select[Any]:
-    """The server row with its latest run's id."""
+    """The server row with its latest run's id and attestation id (a scheduled job's run id is
+    its job id, not its attestation's)."""
     return (
-        select(servers, runs.c.run_id)
+        select(servers, runs.c.run_id, runs.c.attestation_id)
         .outerjoin(runs, runs.c.id == servers.c.latest_run)
         .where(servers.c.server_id == server_id)
     )

@@ -79,6 +79,7 @@ class ServerSummary:
     last_seen: datetime
     latest_status: str | None
     latest_run_id: str | None
+    latest_attestation_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ added while the job waited still stops it (``skipped`` / ``opted_out``; a list t
 read skips the job too, ``optout_unavailable``: nothing is contacted unless the list says it may
 be); the host's lookup; the probe, paced per host through the store's slots across all
 workers and served checks (at most ``host_concurrency`` at once, one new probe per
-``host_start_interval_s``; :mod:`app.service.checks`). A host whose turn does not come within
-``job_turn_wait_s`` gets the job back on the queue (never dropped). The result is signed
+``host_start_interval_s``; :mod:`app.service.checks`; the single-flight lock and the slots
+are held under the job's id, so a redelivery after a crash takes them over at once). A host
+whose turn does not come within ``job_turn_wait_s`` gets the job back on the queue (never dropped). The result is signed
 (:func:`app.service.checkflow.signed`), its envelope kept for ``GET /v1/attestations/{id}``,
 and its run written to the history with ``run_id = job.id`` (:mod:`app.jobs.runs`: stored once,
 whatever the deliveries). Then the job's source hears the :class:`~app.jobs.model.Outcome`,
@@ -91,7 +92,8 @@ async def outcome_of(ctx: JobContext, job: Job) -> Outcome:
         ctx.metrics.probes.labels(status=result.status).inc()
     else:
         try:
-            result = await ctx.checks.check(resolved, CheckMode(), client=owner.client, paid=False)
+            result = await ctx.checks.check(resolved, CheckMode(), client=owner.client, paid=False,
+                                            flight_token=job.id)  # fmt: skip
         except TargetBusy:
             await _requeue(ctx, job)
     _payload, attestation = await signed(ctx.services, result, include_tools=False)

@@ -8,7 +8,8 @@ Policy:
   probe the others wait for); across instances through a store lock, whose holder publishes
   the result under the lock's token for the waiters.
 - Per target host, at most ``host_concurrency`` probes run at once across all instances, and
-  at most one new probe starts per ``host_start_interval_s``. A check that cannot start within
+  at most one new probe starts per ``host_start_interval_s`` (as the host sees it: the start
+  gate is held :data:`START_SLACK_S` longer). A check that cannot start within
   ``queue_budget_s`` raises :class:`TargetBusy` (the API answers 429 with ``Retry-After``).
 - Paid checks never wait behind free work (free-pool checks, badge probes and refreshes): the
   two classes have their own turns (slots and start pace) per host, and share a probe only
@@ -16,6 +17,12 @@ Policy:
   ``host_concurrency`` paid probes at once.
 - Within a class, one client holds at most ``host_client_concurrency`` of a host's turns at
   once: a client's own checks queue behind each other, not in front of everyone else's.
+- A job's check (:mod:`app.jobs.probe`) holds the single-flight lock under a token named by its
+  job id (``flight_token``), not a random one: a job is redelivered only after the worker that
+  had it stopped answering (:mod:`app.jobs.broker`), so a redelivery that finds the lock held
+  under its own token takes it over instead of waiting for the dead delivery's lock to expire;
+  the host's slots are taken under the same token, so the redelivery takes over the dead
+  delivery's slots too (the host's count stays right: the dead probe runs no more).
 """
 
 from __future__ import annotations
@@ -67,6 +74,10 @@ class Turn:
 
 ProbeFn = Callable[[ResolvedTarget, CheckMode], Awaitable[ProbeResult]]
 _POLL_S = 0.05
+#: The start gate is held this much past ``host_start_interval_s``: the time between taking the
+#: turn and the probe's first byte reaching the host (scheduling, connect) varies, and the host
+#: must see no two starts closer than the interval (measured at the server, bench/sweep.py).
+START_SLACK_S = 0.1
 
 
 class TargetBusy(SondeError):
@@ -95,13 +106,20 @@ class CheckRunner:
         self._running: dict[str, asyncio.Task[ProbeResult]] = {}
 
     async def check(
-        self, target: ResolvedTarget, mode: CheckMode | None = None, *, client: str = "", paid: bool = False
+        self,
+        target: ResolvedTarget,
+        mode: CheckMode | None = None,
+        *,
+        client: str = "",
+        paid: bool = False,
+        flight_token: str | None = None,
     ) -> ProbeResult:
         """A live result for ``target``, shared with concurrent checks of the same URL and class.
 
         A full check's result is a :class:`~app.checks.model.CheckResult`; a credentialed one
         is never shared (see the module docs). ``client`` is the asker's rate key (its share of
-        the host's turns), ``paid`` its class.
+        the host's turns), ``paid`` its class. ``flight_token``: the single-flight lock's token
+        for a job's check (its job id; see the module docs), a random one else.
 
         Raises:
             TargetBusy: the host's turn did not come within the budget.
@@ -110,22 +128,24 @@ class CheckRunner:
         mode = mode or CheckMode()
         turn = Turn(client, paid)
         if mode.credentials is not None:
-            return await self._paced(target, mode, turn, time.monotonic() + self.settings.queue_budget_s)
+            return await self._paced(target, mode, turn, time.monotonic() + self.settings.queue_budget_s, flight_token)
         flight = key("flight", mode.flight, turn.klass, target.url.url)
         task = self._running.get(flight)
         if task is not None:
             self.metrics.joins.inc()
         else:
-            task = asyncio.create_task(self._lead(flight, target, mode, turn))
+            task = asyncio.create_task(self._lead(flight, target, mode, turn, flight_token))
             self._running[flight] = task
             task.add_done_callback(lambda _t: self._running.pop(flight, None))
         return await asyncio.shield(task)
 
-    async def _lead(self, flight: str, target: ResolvedTarget, mode: CheckMode, turn: Turn) -> ProbeResult:
+    async def _lead(
+        self, flight: str, target: ResolvedTarget, mode: CheckMode, turn: Turn, flight_token: str | None = None
+    ) -> ProbeResult:
         budget = self.settings.light_probe_timeout_s if mode.light else self.settings.probe_timeout_s
         lock_ttl = budget + self.settings.queue_budget_s + 5
         deadline = time.monotonic() + self.settings.queue_budget_s
-        token = secrets.token_hex(16).encode()
+        token = ("job:" + flight_token).encode() if flight_token is not None else secrets.token_hex(16).encode()
         seen_token: bytes | None = None
         while True:
             if seen_token is not None:  # a probe we waited for may have finished
@@ -137,23 +157,28 @@ class CheckRunner:
             if await self.store.set_nx(flight + ":lock", token, lock_ttl):
                 break
             holder = await self.store.get(flight + ":lock")
+            if holder is not None and holder == token and flight_token is not None:
+                await self.store.set(flight + ":lock", token, lock_ttl)  # (our own dead delivery's: taken over)
+                break
             if holder is not None:
                 seen_token = holder
             if time.monotonic() > deadline:
                 raise TargetBusy(math.ceil(self.settings.queue_budget_s))
             await asyncio.sleep(_POLL_S)
         try:
-            result = await self._paced(target, mode, turn, deadline)
+            result = await self._paced(target, mode, turn, deadline, flight_token)
             payload = token + b"\n" + result.model_dump_json().encode()
             await self.store.set(flight + ":result", payload, 30)
             return result
         finally:
             await self.store.delete_if_equal(flight + ":lock", token)
 
-    async def _paced(self, target: ResolvedTarget, mode: CheckMode, turn: Turn, deadline: float) -> ProbeResult:
+    async def _paced(
+        self, target: ResolvedTarget, mode: CheckMode, turn: Turn, deadline: float, job: str | None = None
+    ) -> ProbeResult:
         host = target.url.host
         budget = self.settings.light_probe_timeout_s if mode.light else self.settings.probe_timeout_s
-        token = secrets.token_hex(16)
+        token = "job:" + job if job is not None else secrets.token_hex(16)
         mine = key("host-client", host, turn.klass, turn.client)
         slots, gate = key("host-slots", host, turn.klass), key("host-start", host, turn.klass)
         asked = time.monotonic()
@@ -162,7 +187,7 @@ class CheckRunner:
             await self._slot(slots, token, self.settings.host_concurrency, budget, deadline, asked)
             try:
                 interval = self.settings.host_start_interval_s
-                while interval > 0 and not await self.store.set_nx(gate, b"1", interval):
+                while interval > 0 and not await self.store.set_nx(gate, b"1", interval + START_SLACK_S):
                     if time.monotonic() > deadline:
                         self.metrics.turn_wait.observe(time.monotonic() - asked)
                         raise TargetBusy(math.ceil(interval))

@@ -54,7 +54,7 @@ async def server(request: Request) -> Response:
         "url": found.url,
         "first_seen": _time(found.first_seen),
         "last_seen": _time(found.last_seen),
-        "latest": {"status": found.latest_status, "attestation_id": found.latest_run_id},
+        "latest": {"status": found.latest_status, "attestation_id": found.latest_attestation_id},
         "uptime": report.rates(days, now.date()),
         "badge": {"uptime_svg": badge, "markdown": f"[![MCP uptime]({badge})]({base}/v1/servers/{found.server_id})"},
     }

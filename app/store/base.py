@@ -60,7 +60,11 @@ class Store(Protocol):
         ...
 
     async def acquire_slot(self, key: str, token: str, limit: int, ttl_s: float) -> bool:
-        """Take one of ``limit`` slots named ``key`` for ``token``; slots expire after ``ttl_s``."""
+        """Take one of ``limit`` slots named ``key`` for ``token``; slots expire after ``ttl_s``.
+
+        A ``token`` that holds one of them already takes it again (its lifetime starts anew): a
+        job's redelivery takes over the slot its dead delivery left (:mod:`app.service.checks`).
+        """
         ...
 
     async def release_slot(self, key: str, token: str) -> None:

@@ -153,7 +153,7 @@ class MemoryStore(Store):
     async def acquire_slot(self, key: str, token: str, limit: int, ttl_s: float) -> bool:
         now = self._now()
         holders = {t: e for t, e in self._slots.get(key, {}).items() if e > now}
-        if len(holders) >= limit:
+        if token not in holders and len(holders) >= limit:
             self._slots[key] = holders
             return False
         holders[token] = now + ttl_s

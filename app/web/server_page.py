@@ -57,7 +57,7 @@ async def _context(services: Services, server_id: str) -> dict[str, Any]:
             read = await history.history(server_id, since)
             changes = await history.changes(server_id, CHANGES) if read is not None else []
             toolset = await history.toolset(server_id=server_id) if read is not None else None
-            latest = read.server.latest_run_id if read is not None else None
+            latest = read.server.latest_attestation_id if read is not None else None
             envelope = await history.envelope(latest) if latest is not None else None
     except Exception as exc:  # any driver or network fault, or the bound: the database does not answer
         raise unavailable(exc) from exc

@@ -103,6 +103,10 @@ def test_a_worker_killed_mid_probe_leaves_its_job_to_another_which_stores_it_onc
               f"probes at the server {probes}, runs stored {copies}")  # fmt: skip
         assert codes[0] == -9 and codes[1] == 0, fleet.logs()
         assert len(counted.starts["127.0.0.1"]) == 2 and runs_by_id(database) == Counter({job.id: 1})
+        # The redelivery takes over its dead delivery's single-flight lock and host slots (they
+        # would hold it for probe_timeout_s + job_turn_wait_s + 5 = 18 s more): the run is stored
+        # about job_redelivery_idle_s (5 s) + the probe's 3 s after the kill.
+        assert took < 15, took
 
 
 class PersistentRedis(OwnRedis):

@@ -121,3 +121,27 @@ def test_an_envelope_the_store_let_go_is_found_in_the_history(service: Service, 
     with service(data_dir=tmp_path) as second:
         found = httpx2.get(f"{second}/v1/attestations/{answer.json()['attestation_id']}", timeout=10)
     assert found.status_code == 200 and found.json()["envelope"] == answer.json()["attestation"]
+
+
+def test_a_scheduled_runs_server_names_its_attestation_not_its_job_id(service: Service, tmp_path: Path) -> None:
+    """A job's run is stored under its job id, not its attestation's: the server's latest
+    ``attestation_id`` is the attestation's, and ``GET /v1/attestations/{id}`` finds it."""
+    url = "https://jobs.example.com/mcp"
+    job_run = replace(sample_run(0), run_id="f" * 32, url=url, host="jobs.example.com",
+                      observed_at=datetime.now(UTC))  # fmt: skip
+
+    async def write() -> None:
+        database = f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}"
+        await migrate.upgrade(database)
+        store = SqlHistory.open(database)
+        try:
+            assert await store.record(job_run)
+        finally:
+            await store.aclose()
+
+    asyncio.run(write())
+    with service(data_dir=tmp_path) as base:
+        summary = httpx2.get(f"{base}/v1/servers/{server_id_of(url)}", timeout=10).json()
+        envelope = httpx2.get(f"{base}/v1/attestations/{summary['latest']['attestation_id']}", timeout=10)
+    assert summary["latest"]["attestation_id"] == job_run.attestation_id != job_run.run_id
+    assert envelope.status_code == 200 and envelope.json()["envelope"] == {"payloadType": "x"}
