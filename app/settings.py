@@ -216,6 +216,11 @@ class Settings(BaseSettings):
         default=None,
         description="History database (postgresql+asyncpg://...); unset = SQLite in the data directory.",
     )
+    database_pool_size: int = Field(
+        default=5, ge=1, le=200,
+        description="PostgreSQL connections one process keeps (as many again are lent at busy times); a worker "
+        "running many jobs at once wants more (each job holds one only while it reads or writes).",
+    )  # fmt: skip
     history_retention_days: int = Field(
         default=90, ge=1, le=3650, description="Days a stored run is kept (tool sets: as long as a run points to them)."
     )

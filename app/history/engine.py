@@ -24,6 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from app.settings import Settings
 
 CONNECT_TIMEOUT_S = 5.0
+#: PostgreSQL connections a process keeps by default (``MCP_SONDE_DATABASE_POOL_SIZE``).
+POOL_SIZE = 5
 STATEMENT_TIMEOUT_MS = 10_000
 
 
@@ -46,10 +48,13 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def open_engine(url: str, *, statement_timeout_ms: int | None = STATEMENT_TIMEOUT_MS) -> AsyncEngine:
+def open_engine(
+    url: str, *, statement_timeout_ms: int | None = STATEMENT_TIMEOUT_MS, pool_size: int = POOL_SIZE
+) -> AsyncEngine:
     """An async engine for ``url`` with the set-up its backend needs (see the module docs);
     ``statement_timeout_ms=None`` for one whose statements may take long (a migration building
-    an index over every run)."""
+    an index over every run); ``pool_size`` PostgreSQL connections kept, as many again lent at
+    busy times."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database:
@@ -65,8 +70,8 @@ def open_engine(url: str, *, statement_timeout_ms: int | None = STATEMENT_TIMEOU
         }
     return create_async_engine(
         url,
-        pool_size=5,
-        max_overflow=5,
+        pool_size=pool_size,
+        max_overflow=pool_size,
         pool_timeout=CONNECT_TIMEOUT_S,
         pool_pre_ping=True,
         connect_args={"timeout": CONNECT_TIMEOUT_S, **limits},

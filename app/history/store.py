@@ -25,7 +25,7 @@ from app.history import baselines as lookups
 from app.history import changes as changelog
 from app.history import digests, reading, retention
 from app.history.baselines import Confirm
-from app.history.engine import open_engine
+from app.history.engine import POOL_SIZE, open_engine
 from app.history.reading import HistoryRead
 from app.history.records import Baseline, Change, Day, Run, ServerSummary, Toolset, server_id_of, utc
 from app.history.schema import runs, server_days, servers, toolsets
@@ -128,9 +128,9 @@ class SqlHistory:
         self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
 
     @classmethod
-    def open(cls, url: str) -> SqlHistory:
+    def open(cls, url: str, pool_size: int = POOL_SIZE) -> SqlHistory:
         """A store on the database at ``url`` (its schema must be current: :mod:`app.history.migrate`)."""
-        return cls(open_engine(url))
+        return cls(open_engine(url, pool_size=pool_size))
 
     async def record(self, run: Run) -> bool:
         """See :meth:`History.record`.

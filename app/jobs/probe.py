@@ -22,8 +22,6 @@ from __future__ import annotations
 import logging
 from typing import NoReturn
 
-import anyio
-
 from app.checks.model import CheckResult
 from app.checks.run import unresolved_check
 from app.errors import TargetRefused
@@ -32,7 +30,7 @@ from app.guard.shares import LookupOwner, lookups_for
 from app.jobs.context import JobContext
 from app.jobs.dispatch import Requeued
 from app.jobs.model import Job, Outcome
-from app.jobs.runs import keep
+from app.jobs.runs import keep, patiently
 from app.probe import ProbeResult
 from app.service.checkflow import history_run, signed
 from app.service.checks import CheckMode, TargetBusy
@@ -41,8 +39,6 @@ logger = logging.getLogger("mcp_sonde.jobs")
 #: The lookup share and pacing client of jobs (each job its own client, so a host's
 #: ``host_concurrency`` turns, not ``host_client_concurrency``, bound its jobs).
 CLIENT = "job"
-#: Longest wait for the opt-out list, read right before each probe, seconds.
-OPTOUT_READ_S = 3.0
 
 
 async def probe(ctx: JobContext, job: Job) -> None:
@@ -56,7 +52,7 @@ async def probe(ctx: JobContext, job: Job) -> None:
     if source is None:
         logger.warning("probe job %s names no registered source (%r)", job.id, job.source[:40])
         return
-    await source.finished(outcome)
+    await patiently(ctx, f"job {job.id}", lambda: source.finished(outcome))
 
 
 async def outcome_of(ctx: JobContext, job: Job) -> Outcome:
@@ -67,9 +63,8 @@ async def outcome_of(ctx: JobContext, job: Job) -> Outcome:
     except TargetRefused as exc:
         return Outcome(job, "refused", exc.reason, stored=False)
     try:
-        with anyio.fail_after(OPTOUT_READ_S):
-            if await ctx.services.optouts.covers(job.url):
-                return Outcome(job, "skipped", "opted_out", stored=False)
+        if await patiently(ctx, f"job {job.id}", lambda: ctx.services.optouts.covers(job.url)):
+            return Outcome(job, "skipped", "opted_out", stored=False)
     except Exception:  # any fault of the database: the list cannot be read, so nothing is contacted
         logger.warning("probe job %s: the opt-out list could not be read; skipped", job.id)
         return Outcome(job, "skipped", "optout_unavailable", stored=False)

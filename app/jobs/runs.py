@@ -8,6 +8,9 @@ with backoff (0.25 s up to 5 s) for ``job_history_wait_s``; then the run goes to
 recorder's bounded queue, where it waits (``mcp_sonde_history_runs_total{outcome="queued"}``)
 or, when the queue is full, is counted lost (``outcome="lost"``). A worker never fails for a
 database that is down. A run the database refuses for a fault of the run itself is lost at once.
+The other database reads and writes of a job (the opt-out list, the source's bookkeeping) wait
+the same way (:func:`patiently`): a pool whose connections are all busy for a moment, or a
+database that blinks, delays a job instead of failing it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import anyio
 
@@ -23,6 +28,7 @@ from app.jobs.context import JobContext
 from app.service.recorder import transient
 
 logger = logging.getLogger("mcp_sonde.jobs")
+T = TypeVar("T")
 #: Longest one write may take before it counts as the database not answering, seconds.
 WRITE_S = 10.0
 
@@ -31,28 +37,39 @@ async def keep(ctx: JobContext, run: Run) -> bool:
     """Write ``run`` (see the module docs); ``True`` when it is in the history now (stored by this
     call or an earlier delivery of the job), ``False`` when it waits in the queue or was lost."""
     counted = ctx.metrics.history_runs
+    try:
+        stored = await patiently(ctx, f"job {run.run_id}", lambda: ctx.history.record(run))
+    except Exception as exc:
+        if transient(exc):  # (the database did not answer within job_history_wait_s)
+            ctx.services.recorder.submit(run)  # (waits there, or is counted lost when the queue is full)
+            return False
+        logger.error("the history refused the run of job %s: %s", run.run_id, type(exc).__name__)
+        counted.labels(outcome="lost").inc()
+        return False
+    counted.labels(outcome="stored" if stored else "duplicate").inc()
+    return True
+
+
+async def patiently(ctx: JobContext, what: str, call: Callable[[], Awaitable[T]]) -> T:
+    """``await call()``, tried again with backoff (0.25 s up to 5 s) while the database does not
+    answer (:func:`app.service.recorder.transient`), for ``job_history_wait_s`` at most; each try
+    bounded to :data:`WRITE_S`.
+
+    Raises:
+        Exception: a fault of the call itself at once, the last reachability fault once the time is up.
+    """
     deadline = time.monotonic() + ctx.settings.job_history_wait_s
     pause = 0.25
     told = False
     while True:
         try:
             with anyio.fail_after(WRITE_S):
-                stored = await ctx.history.record(run)
+                return await call()
         except Exception as exc:
-            if not transient(exc):
-                logger.error("the history refused the run of job %s: %s", run.run_id, type(exc).__name__)
-                counted.labels(outcome="lost").inc()
-                return False
+            if not transient(exc) or time.monotonic() + pause > deadline:
+                raise
             if not told:
                 told = True
-                logger.warning("the history database does not answer (%s): job %s waits", type(exc).__name__,
-                               run.run_id)  # fmt: skip
-            if time.monotonic() + pause > deadline:
-                break
+                logger.warning("the history database does not answer (%s): %s waits", type(exc).__name__, what)
             await asyncio.sleep(pause)
             pause = min(pause * 2, 5.0)
-            continue
-        counted.labels(outcome="stored" if stored else "duplicate").inc()
-        return True
-    ctx.services.recorder.submit(run)  # (waits there, or is counted lost when the queue is full)
-    return False

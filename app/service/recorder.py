@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import anyio
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from app.checks.model import CheckResult
 from app.history.records import Run
@@ -61,8 +62,8 @@ def run_of(result: CheckResult, served: bytes, attestation_id: str, envelope: by
 
 def transient(exc: Exception) -> bool:
     """A fault of the database's reachability (retried), not of the run (lost)."""
-    if isinstance(exc, OperationalError | OSError | TimeoutError | ConnectionError):
-        return True
+    if isinstance(exc, OperationalError | OSError | TimeoutError | ConnectionError | PoolTimeout):
+        return True  # (PoolTimeout: every pooled connection busy, none lent within the pool's wait)
     return isinstance(exc, DBAPIError) and bool(exc.connection_invalidated)
 
 

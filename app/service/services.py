@@ -209,7 +209,7 @@ def build_services(
         settings.redis_url, settings.redis_timeout_s, settings.redis_namespace, settings.memory_store_max_bytes
     )
     metrics = Metrics()
-    history = SqlHistory.open(database_url(settings))
+    history = SqlHistory.open(database_url(settings), settings.database_pool_size)
     tracing = Tracing(settings.otel_enabled, tracer_provider)
     facilitator = HttpFacilitator(
         settings.facilitator_url, settings.facilitator_headers, settings.facilitator_timeout_s
