@@ -59,7 +59,7 @@ class StatsSnapshots:
                 if found is None:
                     return await self.refresh()
         computed_at, body = found
-        if (now - computed_at).total_seconds() > self.max_age_s and not self._tasks:
+        if (now - computed_at).total_seconds() > self.max_age_s and all(t.done() for t in self._tasks):
             task = asyncio.create_task(self._refresh_claimed(now))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -108,7 +108,7 @@ class StatsSnapshots:
         return utc(row.computed_at), body
 
     async def aclose(self) -> None:
-        """Wait briefly for a recomputation under way, then drop it."""
+        """Stop a recomputation under way (the snapshot stays as it was)."""
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
