@@ -37,6 +37,7 @@ async def kept(history: SqlHistory) -> int:
     """The servers the stored snapshot counts."""
     async with history.engine.connect() as db:
         body = await db.scalar(select(stats_snapshots.c.body))
+    assert body is not None
     return int(json.loads(zlib.decompress(body))["servers"])
 
 
