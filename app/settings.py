@@ -230,6 +230,10 @@ class Settings(BaseSettings):
     history_prune_delay_s: float = Field(
         default=60.0, ge=0, le=86_400, description="Wait after the start before the service's first prune, seconds."
     )
+    stats_max_age_s: float = Field(
+        default=300.0, ge=1, le=86_400,
+        description="Age of the published statistics past which a read starts their recomputation, seconds.",
+    )  # fmt: skip
     baseline_proof_timeout_s: float = Field(
         default=5.0, gt=0, le=30,
         description="Budget of fetching a host's proof document (/.well-known/mcp-sonde.json), seconds.",

@@ -10,7 +10,9 @@
   zlib-compressed canonical JSON.
 - ``runs``: one row per served full check: the facts the API filters and sorts by as columns,
   the served result (without its tool definitions, which live in ``toolsets``) and the DSSE
-  envelope as compressed JSON. ``(server, observed_at, status, reason, latency_ms)`` is indexed
+  envelope as compressed JSON, and three facts of the result the statistics count
+  (:mod:`app.history.facts`: the handshake request that answered, whether protected resource
+  metadata was found, the tool count). ``(server, observed_at, status, reason, latency_ms)`` is indexed
   for a server's history: it holds all a history read takes, so that read never visits the rows
   (each a page of its own, with the blobs beside it); ``attestation_id`` for
   ``GET /v1/attestations/{id}``; ``observed_at`` and ``toolset`` for pruning.
@@ -38,6 +40,7 @@ from __future__ import annotations
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Column,
     Date,
     DateTime,
@@ -53,7 +56,7 @@ from sqlalchemy import (
 )
 
 #: Bumped with every migration; ``serve`` refuses a database whose revision is older.
-SCHEMA_REVISION = "0006"
+SCHEMA_REVISION = "0008"
 
 metadata = MetaData(
     naming_convention={
@@ -112,6 +115,10 @@ runs = Table(
     Column("attestation_id", String(64), nullable=False),
     Column("result", LargeBinary, nullable=False),
     Column("envelope", LargeBinary, nullable=False),
+    # (facts of the result the statistics read, :mod:`app.history.facts`; from revision 0008)
+    Column("handshake", String(16), nullable=True),
+    Column("metadata_published", Boolean, nullable=True),
+    Column("tool_count", Integer, nullable=True),
 )
 # (covering: a history read is an index-only scan of the server's runs, :mod:`app.history.window`)
 Index("ix_runs_server_history", runs.c.server, runs.c.observed_at, runs.c.status, runs.c.reason, runs.c.latency_ms)

@@ -26,6 +26,7 @@ from app.history import changes as changelog
 from app.history import digests, reading, retention
 from app.history.baselines import Confirm
 from app.history.engine import POOL_SIZE, open_engine
+from app.history.facts import facts_of
 from app.history.reading import HistoryRead
 from app.history.records import Baseline, Change, Day, Run, ServerSummary, Toolset, server_id_of, utc
 from app.history.schema import runs, server_days, servers, toolsets
@@ -162,6 +163,7 @@ class SqlHistory:
             server = await self._server_key(db, run)
             toolset = await self._toolset_key(db, run) if run.tools is not None else None
             uptime = uptime_of(run.status, run.reason)
+            found = facts_of(run.result)
             inserted = await db.execute(
                 runs.insert().values(
                     run_id=run.run_id,
@@ -178,6 +180,9 @@ class SqlHistory:
                     attestation_id=run.attestation_id,
                     result=zlib.compress(run.result, 6),
                     envelope=zlib.compress(run.envelope, 6),
+                    handshake=found.handshake,
+                    metadata_published=found.metadata_published,
+                    tool_count=found.tool_count,
                 )
             )
             primary = inserted.inserted_primary_key

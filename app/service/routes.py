@@ -149,14 +149,12 @@ async def well_known_x402(request: Request) -> Response:
 
 
 def sweep_routes() -> list[Route]:
-    """The opt-out admin routes (:mod:`app.service.optout`) and the page our probes' User-Agent
-    names (:mod:`app.service.probe_page`)."""
+    """The opt-out admin routes (:mod:`app.service.optout`); the page our probes' User-Agent
+    names is a web page (:mod:`app.web.probe_page`)."""
     from app.service import optout
-    from app.service.probe_page import probe_page
 
     return [
         Route("/v1/admin/optout", optout.list_optouts, methods=["GET"]),
         Route("/v1/admin/optout", optout.add_optout, methods=["POST"]),
         Route("/v1/admin/optout", optout.remove_optout, methods=["DELETE"]),
-        Route("/probe", probe_page, methods=["GET"]),
     ]

@@ -35,6 +35,7 @@ from app.service.ratelimit import Decision, RateLimiter
 from app.service.recorder import Recorder
 from app.service.tracing import TracedFacilitator, Tracing
 from app.settings import Settings
+from app.stats.snapshot import StatsSnapshots
 from app.store import Store, open_store
 from app.webhooks.store import DeliveryStore
 
@@ -67,6 +68,7 @@ class Services:
     deliveries: DeliveryStore
     monitor_payments: PaymentGate
     webhook_secrets: WebhookSecrets
+    stats: StatsSnapshots
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
     tracing: Tracing = field(default_factory=lambda: Tracing(enabled=False))
 
@@ -190,6 +192,7 @@ class Services:
     async def aclose(self) -> None:
         """Stop the pruning job and release connections."""
         await self.pruner.aclose()
+        await self.stats.aclose()
         await self.client_limiter.aclose()
         await self.diff_limiter.aclose()
         await self.recorder.aclose()
@@ -249,6 +252,7 @@ def build_services(
             settings, traced, store, price_usd=block_price(settings), resource=monitor_resource(settings)
         ),
         webhook_secrets=WebhookSecrets(ring),
+        stats=StatsSnapshots(history.engine, settings.stats_max_age_s),
         network_backend=network_backend,
         tracing=tracing,
     )

@@ -15,7 +15,7 @@ from app.registry import schema
 
 pytestmark = pytest.mark.anyio
 TABLES = {"registry_entries", "registry_endpoints", "registry_sync", "optout"}
-LATER = {"monitors", "monitor_runs", "webhook_deliveries", "webhook_attempts"}
+LATER = {"monitors", "monitor_runs", "webhook_deliveries", "webhook_attempts", "stats_snapshots"}
 
 
 def _differences(connection: Connection) -> list[object]:

@@ -57,6 +57,7 @@ ELSEWHERE: dict[str, set[str]] = {
     "GET /metrics": {"metrics_unauthorized", "not_found"},
     "GET /v1/attestations/{id}": {"attestation_not_found"},
     "GET /schemas/{name}": {"not_found"},
+    "GET /v1/stats": {"history_unavailable"},
     "GET /v1/servers/{server_id}": {"server_not_found", "history_unavailable"},
     "GET /v1/servers/{server_id}/history": {"server_not_found", "history_unavailable", "invalid_query"},
     "GET /v1/servers/{server_id}/changes": {"server_not_found", "history_unavailable", "invalid_query"},

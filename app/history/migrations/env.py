@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from alembic import context
 
-import app.registry.schema  # noqa: F401 (its tables, on the same metadata)
+import app.registry.schema
+import app.stats.schema  # noqa: F401 (its table, on the same metadata)
 from app.history.schema import metadata
 
 connection = context.config.attributes["connection"]
