@@ -28,7 +28,7 @@
 - ``baselines``: the tool set a maintainer approved for a server.
 
 The monitor and webhook tables live beside these ones (:mod:`app.monitors.schema`,
-:mod:`app.webhooks.schema`).
+:mod:`app.webhooks.schema`), and so does the directory's (:mod:`app.directory.schema`).
 
 Integer primary keys are ``BIGINT`` on PostgreSQL and ``INTEGER`` (the rowid) on SQLite.
 """
@@ -53,7 +53,7 @@ from sqlalchemy import (
 )
 
 #: Bumped with every migration; ``serve`` refuses a database whose revision is older.
-SCHEMA_REVISION = "0006"
+SCHEMA_REVISION = "0007"
 
 metadata = MetaData(
     naming_convention={
