@@ -124,12 +124,12 @@ class Settings(BaseSettings):
     )
     lookup_rate_limit: str = Field(
         default="120/minute",
-        description="Requests per client IP to the directory (GET /v1/servers) and the /mcp lookup tools (`limits` syntax).",
+        description="Requests per client IP to GET /v1/servers and the /mcp lookup tools (`limits` syntax).",
     )
     directory_cursor_key: SecretStr | None = Field(
         default=None,
         min_length=16,
-        description="Key of the directory's page cursors (HMAC-SHA256); unset = a built-in key (cursors carry no authority).",
+        description="Key of the directory's page cursors (HMAC-SHA256); unset = a built-in key (no authority).",
     )
     diff_max_body_bytes: int = Field(
         default=1_048_576, ge=1024, le=16 * 1_048_576, description="Largest body of POST /v1/mcp/diff, bytes."

@@ -72,6 +72,10 @@ class RegistryEntry:
     latest: bool
 
 
+#: A server's directory row and the registry entry it came from.
+Found = tuple[Listing, RegistryEntry | None]
+
+
 def _escaped(word: str) -> str:
     return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -128,7 +132,7 @@ async def search_page(engine: AsyncEngine, search: Search, key: bytes = cursors.
     return Page(listings, cursors.encode(position, search.sort, search.digest(), key))
 
 
-async def listing(engine: AsyncEngine, server_id: str) -> tuple[Listing, RegistryEntry | None] | None:
+async def listing(engine: AsyncEngine, server_id: str) -> Found | None:
     """The server's directory row and the registry entry it came from (``None``: no such row)."""
     e = registry_entries
     query = (

@@ -103,7 +103,7 @@ class History(Protocol):
         """A page of the directory (:mod:`app.directory.search`), its cursors signed with ``key``."""
         ...
 
-    async def listing(self, server_id: str) -> tuple[directory_search.Listing, directory_search.RegistryEntry | None] | None:
+    async def listing(self, server_id: str) -> directory_search.Found | None:
         """The server's directory row and the registry entry it came from."""
         ...
 
@@ -333,7 +333,7 @@ class SqlHistory:
         """See :meth:`History.directory`."""
         return await directory_search.search_page(self.engine, search, key)
 
-    async def listing(self, server_id: str) -> tuple[directory_search.Listing, directory_search.RegistryEntry | None] | None:
+    async def listing(self, server_id: str) -> directory_search.Found | None:
         """See :meth:`History.listing`."""
         return await directory_search.listing(self.engine, server_id)
 

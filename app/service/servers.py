@@ -25,6 +25,7 @@ from app.guard import check_url
 from app.history import report
 from app.history.records import server_id_of
 from app.service.badge import CSP, SVG_TYPE, if_none_match, not_modified
+from app.service.directory import summary_extras
 from app.service.errors import ApiError
 from app.service.history_paths import BADGE_READ_S, CACHE, READ_S, server_id_in_path, unavailable
 from app.service.routes import services_of
@@ -35,7 +36,9 @@ DAYS = re.compile(r"[0-9]{1,2}")  # ASCII digits only: int() would take "+5" and
 
 
 async def server(request: Request) -> Response:
-    """``GET /v1/servers/{server_id}``: identity, the latest run, uptime rates, the badge snippet."""
+    """``GET /v1/servers/{server_id}``: identity, the latest run (with the link to its signed
+    statement), uptime rates, the badge snippet, the category, the last changes and the registry
+    entry it came from (:func:`app.service.directory.summary_extras`)."""
     services, server_id = services_of(request), server_id_in_path(request)
     history = services.recorder.history
     now = datetime.now(UTC)
@@ -49,14 +52,16 @@ async def server(request: Request) -> Response:
         raise ApiError("server_not_found", "no check of this server is kept here")
     base = services.settings.public_base_url
     badge = f"{base}/badge/mcp/uptime?url={quote(found.url, safe='')}"
+    extras = await summary_extras(services, server_id)
     body: dict[str, Any] = {
         "server_id": found.server_id,
         "url": found.url,
         "first_seen": _time(found.first_seen),
         "last_seen": _time(found.last_seen),
-        "latest": {"status": found.latest_status, "attestation_id": found.latest_run_id},
+        "latest": {"status": found.latest_status, "attestation_id": found.latest_run_id} | extras.pop("latest"),
         "uptime": report.rates(days, now.date()),
         "badge": {"uptime_svg": badge, "markdown": f"[![MCP uptime]({badge})]({base}/v1/servers/{found.server_id})"},
+        **extras,
     }
     return JSONResponse(body, headers=CACHE)
 

@@ -25,8 +25,9 @@ def tools(*names: str) -> tuple[dict[str, Any], ...]:
 def server_run(n: int, host: str, *, at: datetime | None = None, **changes: Any) -> Run:
     """Run ``n`` of the server at ``https://<host>/mcp``."""
     key = hashlib.sha256(f"{host} {n} {at}".encode()).hexdigest()
-    values: dict[str, Any] = {"url": f"https://{host}/mcp", "host": host, "observed_at": at or NOW - timedelta(minutes=n),
-                              "run_id": key[:32], "attestation_id": key}  # fmt: skip
+    when = at or NOW - timedelta(minutes=n)
+    values: dict[str, Any] = {"url": f"https://{host}/mcp", "host": host, "observed_at": when, "run_id": key,
+                              "attestation_id": key}  # fmt: skip
     values.update(changes)
     return replace(run(n), **values)
 
@@ -36,6 +37,6 @@ async def entry(history: SqlHistory, name: str, host: str, **fields: Any) -> Non
     values: dict[str, Any] = {"status": "active", "published_at": NOW, "updated_at": NOW, "latest": True,
                               "title": None, "description": None}  # fmt: skip
     values.update(fields)
-    listed = Entry(name=name, version=values.pop("version", "1.0.0"), remotes=(Remote("streamable-http", f"https://{host}/mcp", ()),),
-                   **values)  # fmt: skip
+    remote = Remote("streamable-http", f"https://{host}/mcp", ())
+    listed = Entry(name=name, version=values.pop("version", "1.0.0"), remotes=(remote,), **values)
     await import_entries(history.engine, [listed], now=NOW, allow_private=False, interval_s=3600)

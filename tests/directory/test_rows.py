@@ -20,7 +20,9 @@ pytestmark = pytest.mark.anyio
 
 async def row_of(history: SqlHistory, host: str) -> dict[str, object]:
     async with history.engine.connect() as db:
-        found = (await db.execute(select(directory).where(directory.c.server_id == server_id_of(f"https://{host}/mcp")))).one()
+        found = (
+            await db.execute(select(directory).where(directory.c.server_id == server_id_of(f"https://{host}/mcp")))
+        ).one()
     return dict(found._mapping)
 
 

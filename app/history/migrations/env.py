@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-import app.directory.schema  # noqa: F401 (its table, on the same metadata)
+import app.directory.schema
 import app.registry.schema  # noqa: F401 (its tables, on the same metadata)
 from app.history.schema import metadata
 
