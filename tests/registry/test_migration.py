@@ -8,10 +8,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, inspect
 
+from app.directory.schema import TRIGRAM_INDEX
 from app.history import migrate
 from app.history.engine import open_engine
 from app.history.schema import SCHEMA_REVISION, metadata
-from app.directory.schema import TRIGRAM_INDEX
 from app.registry import schema
 
 pytestmark = pytest.mark.anyio
