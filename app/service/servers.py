@@ -40,6 +40,15 @@ async def server(request: Request) -> Response:
     statement), uptime rates, the badge snippet, the category, the last changes and the registry
     entry it came from (:func:`app.service.directory.summary_extras`)."""
     services, server_id = services_of(request), server_id_in_path(request)
+    return JSONResponse(await summary_document(services, server_id), headers=CACHE)
+
+
+async def summary_document(services: Services, server_id: str) -> dict[str, Any]:
+    """What ``GET /v1/servers/{server_id}`` answers (the ``get_mcp_server_report`` tool too).
+
+    Raises:
+        ApiError: 404 ``server_not_found``, 503 ``history_unavailable``.
+    """
     history = services.recorder.history
     now = datetime.now(UTC)
     try:
@@ -53,7 +62,7 @@ async def server(request: Request) -> Response:
     base = services.settings.public_base_url
     badge = f"{base}/badge/mcp/uptime?url={quote(found.url, safe='')}"
     extras = await summary_extras(services, server_id)
-    body: dict[str, Any] = {
+    return {
         "server_id": found.server_id,
         "url": found.url,
         "first_seen": _time(found.first_seen),
@@ -63,7 +72,6 @@ async def server(request: Request) -> Response:
         "badge": {"uptime_svg": badge, "markdown": f"[![MCP uptime]({badge})]({base}/v1/servers/{found.server_id})"},
         **extras,
     }
-    return JSONResponse(body, headers=CACHE)
 
 
 async def server_history(request: Request) -> Response:
@@ -73,6 +81,16 @@ async def server_history(request: Request) -> Response:
     window = int(asked) if DAYS.fullmatch(asked) else 0
     if not 1 <= window <= 90:
         raise ApiError("invalid_query", "days is a whole number from 1 to 90")
+    return JSONResponse(await history_document(services, server_id, window), headers=CACHE)
+
+
+async def history_document(services: Services, server_id: str, window: int) -> dict[str, Any]:
+    """What ``GET /v1/servers/{server_id}/history?days=<window>`` answers (the
+    ``get_mcp_server_history`` tool too).
+
+    Raises:
+        ApiError: 404 ``server_not_found``, 503 ``history_unavailable``.
+    """
     history = services.recorder.history
     now = datetime.now(UTC)
     since = now - timedelta(days=window - 1)
@@ -84,7 +102,7 @@ async def server_history(request: Request) -> Response:
     if found is None:
         raise ApiError("server_not_found", "no check of this server is kept here")
     runs = found.window
-    body = {
+    return {
         "server_id": server_id,
         "days": report.daily(found.days),
         "uptime": report.rates(found.days, now.date()),
@@ -92,7 +110,6 @@ async def server_history(request: Request) -> Response:
         "status_changes": runs.status_changes,
         "runs": runs.runs,
     }
-    return JSONResponse(body, headers=CACHE)
 
 
 def _time(moment: datetime) -> str:
