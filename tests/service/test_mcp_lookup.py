@@ -66,7 +66,7 @@ def test_lookups_are_listed_read_only_with_output_schemas(service: Service, mode
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_each_lookup_answers_from_the_store(service: Service, raw: RawServer, tmp_path: Path, mode: str) -> None:
     attestation = seed(tmp_path)
-    calls = {
+    calls: dict[str, dict[str, Any]] = {
         "search_mcp_servers": {"query": "rent_car", "category": "travel"},
         "get_mcp_server_report": {"url": FLY},
         "get_mcp_server_history": {"server_id": server_id_of(FLY), "days": 7},
@@ -85,7 +85,7 @@ def test_each_lookup_answers_from_the_store(service: Service, raw: RawServer, tm
         schemas, answers = anyio.run(listed_and_called, base)
     for name, result in answers.items():
         assert not result.is_error, (name, result.structured_content)
-        assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
+        assert json.loads(result.content[0].text) == result.structured_content
         jsonschema.validate(result.structured_content, schemas[name])
     search = answers["search_mcp_servers"].structured_content or {}
     assert [s["url"] for s in search["servers"]] == [FLY] and search["servers"][0]["category_source"] == "tool_names"
