@@ -23,11 +23,12 @@ from starlette.routing import Route
 
 def routes() -> list[Route]:
     """The web pages' routes, for the service's route table."""
-    from app.web import home, server_page, static
+    from app.web import directory_page, home, server_page, static
 
     return [
         Route("/", home.home, methods=["GET", "HEAD"]),
         Route("/", home.check, methods=["POST"]),
+        Route("/servers", directory_page.directory_page, methods=["GET", "HEAD"]),
         Route("/servers/{server_id}", server_page.server_page, methods=["GET", "HEAD"]),
         Route("/static/{name}", static.static_file, methods=["GET", "HEAD"]),
     ]

@@ -22,6 +22,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.directory.search import RegistryEntry
 from app.history import report
 from app.history.reading import HistoryRead
 from app.history.records import Change, Toolset
@@ -59,6 +60,7 @@ async def _context(services: Services, server_id: str) -> dict[str, Any]:
             toolset = await history.toolset(server_id=server_id) if read is not None else None
             latest = read.server.latest_run_id if read is not None else None
             envelope = await history.envelope(latest) if latest is not None else None
+            listed = await history.listing(server_id) if read is not None else None
     except Exception as exc:  # any driver or network fault, or the bound: the database does not answer
         raise unavailable(exc) from exc
     if read is None:
@@ -81,7 +83,17 @@ async def _context(services: Services, server_id: str) -> dict[str, Any]:
         "changes": [_change(change) for change in changes],
         "badge": _badge(base, server_id, read.server.url),
         "base_url": base,
+        "registry": _registry(listed[1]) if listed is not None else None,
+        "category": listed[0].category if listed is not None else None,
     }
+
+
+def _registry(entry: RegistryEntry | None) -> dict[str, Any] | None:
+    """The registry entry the server came from, as the page shows it."""
+    if entry is None:
+        return None
+    return {"name": entry.name, "version": entry.version, "status": entry.status, "title": entry.title,
+            "description": entry.description, "latest": entry.latest}  # fmt: skip
 
 
 def _time(moment: datetime) -> str:
