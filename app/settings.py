@@ -122,6 +122,15 @@ class Settings(BaseSettings):
     diff_rate_limit: str = Field(
         default="30/minute", description="Requests per client IP to POST /v1/mcp/diff (`limits` syntax)."
     )
+    lookup_rate_limit: str = Field(
+        default="120/minute",
+        description="Requests per client IP to GET /v1/servers and the /mcp lookup tools (`limits` syntax).",
+    )
+    directory_cursor_key: SecretStr | None = Field(
+        default=None,
+        min_length=16,
+        description="Key of the directory's page cursors (HMAC-SHA256); unset = a built-in key (no authority).",
+    )
     diff_max_body_bytes: int = Field(
         default=1_048_576, ge=1024, le=16 * 1_048_576, description="Largest body of POST /v1/mcp/diff, bytes."
     )
@@ -451,7 +460,7 @@ class Settings(BaseSettings):
             raise ValueError("a price must be positive with at most 6 decimals")
         return value
 
-    @field_validator("rate_limit", "badge_rate_limit", "badge_global_limit", "diff_rate_limit")
+    @field_validator("rate_limit", "badge_rate_limit", "badge_global_limit", "diff_rate_limit", "lookup_rate_limit")
     @classmethod
     def _rate_limit_parses(cls, value: str) -> str:
         from limits import parse

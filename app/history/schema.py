@@ -30,7 +30,7 @@
 - ``baselines``: the tool set a maintainer approved for a server.
 
 The monitor and webhook tables live beside these ones (:mod:`app.monitors.schema`,
-:mod:`app.webhooks.schema`).
+:mod:`app.webhooks.schema`), and so does the directory's (:mod:`app.directory.schema`).
 
 Integer primary keys are ``BIGINT`` on PostgreSQL and ``INTEGER`` (the rowid) on SQLite.
 """

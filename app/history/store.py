@@ -1,7 +1,8 @@
 """The history store: one small async interface, and its SQL implementation (PostgreSQL, SQLite).
 
 :meth:`SqlHistory.record` stores a run in one transaction: the server row (made on first sight),
-the tool set (once per distinct list of definitions), the run, and the day's counter; a run id
+the tool set (once per distinct list of definitions), the run, the day's counter and the
+server's directory row (:mod:`app.directory.rows`); a run id
 already stored is a no-op, so a redelivered run is kept once. Reads are single indexed queries
 (:mod:`app.history.schema`). Credentialed checks never reach the store (the service does not
 hand them over; :meth:`record` refuses one that says it is credentialed, as a second guard).
@@ -20,6 +21,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.checks.canonical import canonical_bytes
+from app.directory import rows as directory_rows
+from app.directory import search as directory_search
+from app.directory.cursor import DEFAULT_KEY
+from app.directory.query import Search
 from app.guard.url import without_query
 from app.history import baselines as lookups
 from app.history import changes as changelog
@@ -93,6 +98,14 @@ class History(Protocol):
 
     async def prune(self, before: datetime) -> int:
         """Delete runs observed before ``before`` (and tool sets nothing points to); how many runs."""
+        ...
+
+    async def directory(self, search: Search, key: bytes = DEFAULT_KEY) -> directory_search.Page:
+        """A page of the directory (:mod:`app.directory.search`), its cursors signed with ``key``."""
+        ...
+
+    async def listing(self, server_id: str) -> directory_search.Found | None:
+        """The server's directory row and the registry entry it came from."""
         ...
 
     async def prunable(self, before: datetime) -> int:
@@ -210,6 +223,7 @@ class SqlHistory:
             )
             if toolset is not None:
                 await changelog.note(db, server, run_key, run.observed_at, toolset)
+            await directory_rows.refresh(db, server)
         return True
 
     async def _server_key(self, db: AsyncConnection, run: Run) -> int:
@@ -319,6 +333,14 @@ class SqlHistory:
         """See :meth:`History.prune` and :func:`app.history.retention.prune` (in batches; a tool
         set stays while a run, a change, a baseline or a server's latest state points to it)."""
         return await retention.prune(self.engine, before, batch)
+
+    async def directory(self, search: Search, key: bytes = DEFAULT_KEY) -> directory_search.Page:
+        """See :meth:`History.directory`."""
+        return await directory_search.search_page(self.engine, search, key)
+
+    async def listing(self, server_id: str) -> directory_search.Found | None:
+        """See :meth:`History.listing`."""
+        return await directory_search.listing(self.engine, server_id)
 
     async def prunable(self, before: datetime) -> int:
         """See :meth:`History.prunable`."""

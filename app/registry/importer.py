@@ -7,7 +7,8 @@ other versions of its name stop being latest (the registry says so itself on its
 ``remotes``: new ones are added, with a first due time spread over the sweep interval
 (:func:`app.sweeps.policy.first_due`), kept ones keep their schedule, gone ones are deleted.
 A ``deleted`` or ``deprecated`` entry is kept, marked; :func:`refresh_swept` then takes its
-endpoints out of the sweep.
+endpoints out of the sweep. The directory rows of the stored servers an entry lists (or listed
+before this import) are made again in the same transaction (:func:`app.directory.rows.refresh_registry`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from app.directory.rows import refresh_registry
 from app.registry.page import Entry
 from app.registry.remotes import Endpoint, endpoint_of
 from app.registry.schema import registry_endpoints, registry_entries
@@ -30,6 +32,7 @@ async def import_entries(
     """Write ``entries`` (one page) in one transaction; how many endpoints they list."""
     insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
     listed = 0
+    touched: set[str] = set()
     async with engine.begin() as db:
         for entry in entries:
             values = {
@@ -38,6 +41,8 @@ async def import_entries(
                 "updated_at": entry.updated_at,
                 "latest": entry.latest,
                 "seen_at": now,
+                "title": entry.title,
+                "description": entry.description,
             }
             statement = insert(registry_entries).values(name=entry.name, version=entry.version, **values)
             statement = statement.on_conflict_do_update(index_elements=["name", "version"], set_=values)
@@ -59,15 +64,19 @@ async def import_entries(
                 endpoint = endpoint_of(remote, allow_private=allow_private)
                 endpoints.setdefault(endpoint.url, endpoint)
             listed += len(endpoints)
-            await _match(db, key, endpoints, now, interval_s)
+            touched |= await _match(db, key, endpoints, now, interval_s)
+        await refresh_registry(db, touched)
     return listed
 
 
 async def _match(
     db: AsyncConnection, entry: int, endpoints: dict[str, Endpoint], now: datetime, interval_s: float
-) -> None:
+) -> set[str]:
+    """Make the entry's endpoint rows match ``endpoints``; the server ids listed before and now."""
     table = registry_endpoints
-    known = dict((await db.execute(select(table.c.url, table.c.id).where(table.c.entry == entry))).all())
+    rows = (await db.execute(select(table.c.url, table.c.id, table.c.server_id).where(table.c.entry == entry))).all()
+    known = {row.url: row.id for row in rows}
+    touched = {row.server_id for row in rows} | {endpoint.server_id for endpoint in endpoints.values()}
     gone = [key for url, key in known.items() if url not in endpoints]
     if gone:
         await db.execute(delete(table).where(table.c.id.in_(gone)))
@@ -80,6 +89,7 @@ async def _match(
             due = first_due(now, endpoint.server_id, interval_s)
             row = {"entry": entry, "url": url, "swept": False, "next_due": due, "failures": 0}
             await db.execute(table.insert().values(**row, **facts))
+    return touched
 
 
 async def refresh_swept(engine: AsyncEngine) -> int:

@@ -7,7 +7,8 @@ The format is the registry's published OpenAPI document (modelcontextprotocol/re
 ServerDetail, "_meta": {"io.modelcontextprotocol.registry/official": {status, publishedAt,
 updatedAt, isLatest}}}``; a ``ServerDetail`` requires ``name``, ``description`` and
 ``version`` and may list ``remotes`` (``StreamableHttpTransport`` / ``SseTransport``: ``type``,
-``url``, ``headers``). A ``nextCursor`` that is absent, null or empty ends the listing.
+``url``, ``headers``); its ``title`` and ``description`` are kept, cut to a bound, for the
+directory's text search (:mod:`app.directory`). A ``nextCursor`` that is absent, null or empty ends the listing.
 
 Policy: the registry is not trusted. A page that is not JSON, nests too deep, or is not a
 ``ServerList`` (or repeats a member at its top level or in ``metadata``) is refused whole
@@ -32,6 +33,8 @@ STATUSES = frozenset({"active", "deprecated", "deleted"})
 MAX_NAME = 200  # ServerDetail.name maxLength
 MAX_VERSION = 255  # ServerDetail.version maxLength
 MAX_CURSOR = 1024
+MAX_TITLE = 100  # ServerDetail.title maxLength
+MAX_DESCRIPTION = 1000  # kept of ServerDetail.description (the directory's text search reads it)
 
 
 class PageRefused(SondeError):
@@ -68,6 +71,8 @@ class Entry:
     updated_at: datetime | None
     latest: bool
     remotes: tuple[Remote, ...]
+    title: str | None = None
+    description: str | None = None
 
 
 @dataclass
@@ -155,7 +160,16 @@ def _entry(item: Any, skipped: Counter[str]) -> Entry | None:
         remote = _remote(raw, skipped)
         if remote is not None:
             listed.append(remote)
-    return Entry(name, version, status, published_at, updated_at, latest, tuple(listed))
+    title, description = _text(server.get("title"), MAX_TITLE), _text(server.get("description"), MAX_DESCRIPTION)
+    return Entry(name, version, status, published_at, updated_at, latest, tuple(listed), title, description)
+
+
+def _text(value: Any, limit: int) -> str | None:
+    """A display text as listed, cut to ``limit`` characters (``None``: absent, empty or not a string;
+    the entry stands without it, as these members only describe)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value[:limit]
 
 
 def _remote(raw: Any, skipped: Counter[str]) -> Remote | None:

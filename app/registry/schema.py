@@ -2,7 +2,8 @@
 
 - ``registry_entries``: one row per ``(name, version)`` the registry listed, with its lifecycle
   ``status`` (``active``, ``deprecated``, ``deleted``), ``updated_at`` and ``latest`` (the
-  registry's ``isLatest``), from ``_meta["io.modelcontextprotocol.registry/official"]``.
+  registry's ``isLatest``), from ``_meta["io.modelcontextprotocol.registry/official"]``, and
+  the entry's ``title`` and ``description`` (cut; migration 0007), which the directory shows.
 - ``registry_endpoints``: the entry's ``remotes``: the normalised URL (without its query
   string), transport (``streamable-http``, ``sse``), ``server_id`` (as
   :func:`app.history.records.server_id_of` computes it), host, and ``skip_reason`` when it is
@@ -36,6 +37,8 @@ registry_entries = Table(
     Column("updated_at", Moment, nullable=True),
     Column("latest", Boolean, nullable=False),
     Column("seen_at", Moment, nullable=False),
+    Column("title", String(100), nullable=True),
+    Column("description", String(1000), nullable=True),
     UniqueConstraint("name", "version"),
 )
 

@@ -26,7 +26,7 @@ from app.history.engine import database_url, safe_url
 from app.history.migrate import SchemaOutdated, ensure_current
 from app.logs import flush_all
 from app.payment.supported import FacilitatorUnsupported
-from app.service import attestations, badge, baseline, changes, diff, monitors, routes, servers, stats
+from app.service import attestations, badge, baseline, changes, diff, directory, monitors, routes, servers, stats
 from app.service.accesslog import AccessLog, AccessLogger
 from app.service.badge_hits import BadgeHits
 from app.service.cors import Cors
@@ -173,6 +173,7 @@ def create_app(
         Route("/.well-known/x402", routes.well_known_x402),
         Route("/.well-known/mcp-sonde-keys.json", attestations.keys_document),
         Route("/v1/attestations/{id}", attestations.attestation),
+        Route("/v1/servers", directory.list_servers),
         Route("/v1/stats", stats.stats),
         Route("/v1/servers/{server_id}", servers.server),
         Route("/v1/servers/{server_id}/history", servers.server_history),

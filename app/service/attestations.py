@@ -36,16 +36,21 @@ async def keys_document(request: Request) -> Response:
     return Response(body, media_type="application/json", headers=_CACHE)
 
 
-async def attestation(request: Request) -> Response:
-    """``GET /v1/attestations/{id}``."""
-    attestation_id = request.path_params["id"]
-    services = _services(request)
+async def envelope_of(services: Services, attestation_id: str) -> bytes | None:
+    """The DSSE envelope kept under ``attestation_id`` (the store's, else a stored run's), or ``None``."""
     envelope = await services.attestations.get(attestation_id)  # (None for a malformed id too)
     if envelope is None and ID_PATTERN.fullmatch(attestation_id):
         try:  # past the store's time, a stored run still has it
             envelope = await services.recorder.history.envelope(attestation_id)
         except Exception:  # any driver or network fault: as if not kept
             envelope = None
+    return envelope
+
+
+async def attestation(request: Request) -> Response:
+    """``GET /v1/attestations/{id}``."""
+    attestation_id = request.path_params["id"]
+    envelope = await envelope_of(_services(request), attestation_id)
     if envelope is None:
         raise ApiError("attestation_not_found", "no signed result with this id is kept here")
     body = b'{"id":"' + attestation_id.encode() + b'","envelope":' + envelope + b"}"

@@ -16,6 +16,7 @@ Tools:
   object the HTTP route answers with (RFC 9457: ``type``, ``title``, ``status``, ``detail``,
   ``reason``) and nothing charged.
 - ``badge_for_mcp_server(url)`` (free) returns the badge URLs and the Markdown to embed.
+- the lookup tools (free, read only, never a probe): :mod:`app.service.mcp_lookup`.
 
 Client rate limits are those of the HTTP route, keyed by the same client address.
 DNS-rebinding protection of the SDK transport is off: the service is public and has no
@@ -48,6 +49,7 @@ from app.service.body import BaselineRequest, is_json, read_body
 from app.service.checkflow import run_check
 from app.service.clientip import client_ip, rate_key
 from app.service.errors import ApiError, from_payment
+from app.service.mcp_lookup import register_lookups
 from app.service.problems import problem, problem_response
 from app.service.routes import asks_free_pool
 from app.service.services import Services
@@ -157,7 +159,7 @@ def _baseline(given: Any) -> BaselineRequest | None:
 
 
 def build_mcp_server(services: Services) -> MCPServer:
-    """The ``mcp`` SDK server with the two tools, bound to ``services``."""
+    """The ``mcp`` SDK server with the check, the badge and the lookup tools, bound to ``services``."""
     settings = services.settings
     with _process_logging_untouched():
         server: MCPServer = MCPServer("mcp-sonde", version=__version__)
@@ -218,6 +220,7 @@ def build_mcp_server(services: Services) -> MCPServer:
         document = links.model_dump(by_alias=True)
         return CallToolResult(content=[TextContent(type="text", text=links.markdown)], structured_content=document)
 
+    register_lookups(server, services)
     return server
 
 

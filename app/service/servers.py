@@ -25,6 +25,7 @@ from app.guard import check_url
 from app.history import report
 from app.history.records import server_id_of
 from app.service.badge import CSP, SVG_TYPE, if_none_match, not_modified
+from app.service.directory import summary_extras
 from app.service.errors import ApiError
 from app.service.history_paths import BADGE_READ_S, CACHE, READ_S, server_id_in_path, unavailable
 from app.service.routes import services_of
@@ -35,8 +36,19 @@ DAYS = re.compile(r"[0-9]{1,2}")  # ASCII digits only: int() would take "+5" and
 
 
 async def server(request: Request) -> Response:
-    """``GET /v1/servers/{server_id}``: identity, the latest run, uptime rates, the badge snippet."""
+    """``GET /v1/servers/{server_id}``: identity, the latest run (with the link to its signed
+    statement), uptime rates, the badge snippet, the category, the last changes and the registry
+    entry it came from (:func:`app.service.directory.summary_extras`)."""
     services, server_id = services_of(request), server_id_in_path(request)
+    return JSONResponse(await summary_document(services, server_id), headers=CACHE)
+
+
+async def summary_document(services: Services, server_id: str) -> dict[str, Any]:
+    """What ``GET /v1/servers/{server_id}`` answers (the ``get_mcp_server_report`` tool too).
+
+    Raises:
+        ApiError: 404 ``server_not_found``, 503 ``history_unavailable``.
+    """
     history = services.recorder.history
     now = datetime.now(UTC)
     try:
@@ -49,16 +61,17 @@ async def server(request: Request) -> Response:
         raise ApiError("server_not_found", "no check of this server is kept here")
     base = services.settings.public_base_url
     badge = f"{base}/badge/mcp/uptime?url={quote(found.url, safe='')}"
-    body: dict[str, Any] = {
+    extras = await summary_extras(services, server_id)
+    return {
         "server_id": found.server_id,
         "url": found.url,
         "first_seen": _time(found.first_seen),
         "last_seen": _time(found.last_seen),
-        "latest": {"status": found.latest_status, "attestation_id": found.latest_attestation_id},
+        "latest": {"status": found.latest_status, "attestation_id": found.latest_attestation_id} | extras.pop("latest"),
         "uptime": report.rates(days, now.date()),
         "badge": {"uptime_svg": badge, "markdown": f"[![MCP uptime]({badge})]({base}/v1/servers/{found.server_id})"},
+        **extras,
     }
-    return JSONResponse(body, headers=CACHE)
 
 
 async def server_history(request: Request) -> Response:
@@ -68,6 +81,16 @@ async def server_history(request: Request) -> Response:
     window = int(asked) if DAYS.fullmatch(asked) else 0
     if not 1 <= window <= 90:
         raise ApiError("invalid_query", "days is a whole number from 1 to 90")
+    return JSONResponse(await history_document(services, server_id, window), headers=CACHE)
+
+
+async def history_document(services: Services, server_id: str, window: int) -> dict[str, Any]:
+    """What ``GET /v1/servers/{server_id}/history?days=<window>`` answers (the
+    ``get_mcp_server_history`` tool too).
+
+    Raises:
+        ApiError: 404 ``server_not_found``, 503 ``history_unavailable``.
+    """
     history = services.recorder.history
     now = datetime.now(UTC)
     since = now - timedelta(days=window - 1)
@@ -79,7 +102,7 @@ async def server_history(request: Request) -> Response:
     if found is None:
         raise ApiError("server_not_found", "no check of this server is kept here")
     runs = found.window
-    body = {
+    return {
         "server_id": server_id,
         "days": report.daily(found.days),
         "uptime": report.rates(found.days, now.date()),
@@ -87,7 +110,6 @@ async def server_history(request: Request) -> Response:
         "status_changes": runs.status_changes,
         "runs": runs.runs,
     }
-    return JSONResponse(body, headers=CACHE)
 
 
 def _time(moment: datetime) -> str:

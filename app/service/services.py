@@ -52,6 +52,7 @@ class Services:
     resolver: Resolver
     client_limiter: RateLimiter
     diff_limiter: RateLimiter
+    lookup_limiter: RateLimiter
     free_pool: FreePool
     checks: CheckRunner
     metrics: Metrics
@@ -195,6 +196,7 @@ class Services:
         await self.stats.aclose()
         await self.client_limiter.aclose()
         await self.diff_limiter.aclose()
+        await self.lookup_limiter.aclose()
         await self.recorder.aclose()
         await self.payments.facilitator.aclose()
         await self.store.aclose()
@@ -228,6 +230,9 @@ def build_services(
         ),
         diff_limiter=RateLimiter(
             settings.diff_rate_limit, "diff", settings.redis_url, settings.redis_timeout_s, settings.redis_namespace
+        ),
+        lookup_limiter=RateLimiter(
+            settings.lookup_rate_limit, "lookup", settings.redis_url, settings.redis_timeout_s, settings.redis_namespace
         ),
         free_pool=FreePool(store, settings.free_pool_size, settings.free_pool_per_ip),
         checks=CheckRunner.__new__(CheckRunner),

@@ -23,11 +23,12 @@ from starlette.routing import Route
 
 def routes() -> list[Route]:
     """The web pages' routes, for the service's route table."""
-    from app.web import home, probe_page, server_page, static, stats_page
+    from app.web import directory_page, home, probe_page, server_page, static, stats_page
 
     return [
         Route("/", home.home, methods=["GET", "HEAD"]),
         Route("/", home.check, methods=["POST"]),
+        Route("/servers", directory_page.directory_page, methods=["GET", "HEAD"]),
         Route("/servers/{server_id}", server_page.server_page, methods=["GET", "HEAD"]),
         Route("/stats", stats_page.stats_page, methods=["GET", "HEAD"]),
         Route("/probe", probe_page.probe_page, methods=["GET", "HEAD"]),

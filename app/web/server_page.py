@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 from collections import defaultdict
+from collections.abc import Awaitable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -22,6 +23,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.directory.search import RegistryEntry
 from app.history import report
 from app.history.reading import HistoryRead
 from app.history.records import Change, Toolset
@@ -52,17 +54,28 @@ async def _context(services: Services, server_id: str) -> dict[str, Any]:
     history = services.recorder.history
     now = datetime.now(UTC)
     since = (now - timedelta(days=DAYS - 1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    found: dict[str, Any] = {}
+
+    async def keep(name: str, read: Awaitable[Any]) -> None:
+        found[name] = await read
+
     try:
         with anyio.fail_after(READ_S):
             read = await history.history(server_id, since)
-            changes = await history.changes(server_id, CHANGES) if read is not None else []
-            toolset = await history.toolset(server_id=server_id) if read is not None else None
-            latest = read.server.latest_attestation_id if read is not None else None
-            envelope = await history.envelope(latest) if latest is not None else None
+            if read is None:
+                raise ApiError("server_not_found", "no check of this server is kept here")
+            latest = read.server.latest_attestation_id
+            # The rest does not depend on each other: read side by side, each on a connection of its own.
+            async with anyio.create_task_group() as reads:
+                reads.start_soon(keep, "changes", history.changes(server_id, CHANGES))
+                reads.start_soon(keep, "toolset", history.toolset(server_id=server_id))
+                reads.start_soon(keep, "envelope", history.envelope(latest) if latest is not None else _none())
+                reads.start_soon(keep, "listed", history.listing(server_id))
+    except ApiError:
+        raise
     except Exception as exc:  # any driver or network fault, or the bound: the database does not answer
         raise unavailable(exc) from exc
-    if read is None:
-        raise ApiError("server_not_found", "no check of this server is kept here")
+    changes, toolset, envelope, listed = found["changes"], found["toolset"], found["envelope"], found["listed"]
     base = services.settings.public_base_url
     return {
         "server_id": server_id,
@@ -81,7 +94,21 @@ async def _context(services: Services, server_id: str) -> dict[str, Any]:
         "changes": [_change(change) for change in changes],
         "badge": _badge(base, server_id, read.server.url),
         "base_url": base,
+        "registry": _registry(listed[1]) if listed is not None else None,
+        "category": listed[0].category if listed is not None else None,
     }
+
+
+def _registry(entry: RegistryEntry | None) -> dict[str, Any] | None:
+    """The registry entry the server came from, as the page shows it."""
+    if entry is None:
+        return None
+    return {"name": entry.name, "version": entry.version, "status": entry.status, "title": entry.title,
+            "description": entry.description, "latest": entry.latest}  # fmt: skip
+
+
+async def _none() -> None:
+    return None
 
 
 def _time(moment: datetime) -> str:

@@ -19,6 +19,8 @@ from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
 from tests.service.conftest import Service
 
+LOOKUPS = ["search_mcp_servers", "get_mcp_server_report", "get_mcp_server_history", "get_attestation"]
+
 
 async def call(
     base: str,
@@ -54,7 +56,7 @@ def test_both_tools_are_listed_with_schemas(service: Service, mode: str) -> None
 
     with service() as base:
         tools = {tool.name: tool for tool in anyio.run(listed, base)}
-    assert set(tools) == {"check_mcp_server", "badge_for_mcp_server"}
+    assert set(tools) == {"check_mcp_server", "badge_for_mcp_server", *LOOKUPS}
     check = tools["check_mcp_server"]
     assert check.input_schema["required"] == ["url"]
     assert check.output_schema is not None and "status" in check.output_schema["properties"]
@@ -152,7 +154,7 @@ def test_our_probe_reports_our_mcp_endpoint_ok_with_both_tools(service: Service)
         result = anyio.run(lambda: probe(f"{base}/mcp", settings=Settings(allow_private=True)))
     assert result.status == "ok", result.reason
     assert result.server is not None and result.server.name == "mcp-sonde"
-    assert result.tools is not None and result.tools.names == ["check_mcp_server", "badge_for_mcp_server"]
+    assert result.tools is not None and result.tools.names == ["check_mcp_server", "badge_for_mcp_server", *LOOKUPS]
 
 
 def test_payment_meta_that_is_not_an_object(service: Service, raw: RawServer) -> None:

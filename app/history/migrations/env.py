@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from alembic import context
 
+import app.directory.schema
 import app.registry.schema
-import app.stats.schema  # noqa: F401 (its table, on the same metadata)
+import app.stats.schema  # noqa: F401 (their tables, on the same metadata)
 from app.history.schema import metadata
 
 connection = context.config.attributes["connection"]

@@ -1,7 +1,7 @@
 """runs.handshake, runs.metadata_published, runs.tool_count, and stats_snapshots: the public statistics
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 Create Date: 2027-01-20 12:00:00.000000
 
 Three facts of a run that lived only in its compressed result become columns, so the statistics
@@ -20,7 +20,7 @@ from alembic import op
 from app.history.facts import facts_of
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
