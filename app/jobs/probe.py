@@ -2,14 +2,15 @@
 
 Order (as :mod:`app.service.checkflow`, without payment): the target guard first (a refused URL
 or address gives ``Outcome(status="refused", reason=<the guard's reason>)`` and nothing is
-contacted); the opt-out list (:mod:`app.optout`), read again right before the probe, so an item
-added while the job waited still stops it (``skipped`` / ``opted_out``; a list that cannot be
-read skips the job too, ``optout_unavailable``: nothing is contacted unless the list says it may
-be); the host's lookup; the probe, paced per host through the store's slots across all
-workers and served checks (at most ``host_concurrency`` at once, one new probe per
-``host_start_interval_s``; :mod:`app.service.checks`; the single-flight lock and the slots
-are held under the job's id, so a redelivery after a crash takes them over at once). A host
-whose turn does not come within ``job_turn_wait_s`` gets the job back on the queue (never dropped). The result is signed
+contacted); the opt-out list (:mod:`app.optout.known`: as this process read it within the last
+seconds), so an item added while the job waited still stops it (``skipped`` / ``opted_out``; a
+list that cannot be read, with no recent copy, skips the job too, ``optout_unavailable``:
+nothing is contacted unless the list says it may be); the host's lookup; the probe, paced per
+host through the store's slots across all workers and served checks (at most
+``host_concurrency`` at once, one new probe per ``host_start_interval_s``;
+:mod:`app.service.checks`; the single-flight lock and the slots are held under the job's id, so
+a redelivery after a crash takes them over at once). A host whose turn does not come within
+``job_turn_wait_s`` gets the job back on the queue (never dropped). The result is signed
 (:func:`app.service.checkflow.signed`), its envelope kept for ``GET /v1/attestations/{id}``,
 and its run written to the history with ``run_id = job.id`` (:mod:`app.jobs.runs`: stored once,
 whatever the deliveries). Then the job's source hears the :class:`~app.jobs.model.Outcome`,
@@ -31,6 +32,7 @@ from app.jobs.context import JobContext
 from app.jobs.dispatch import Requeued
 from app.jobs.model import Job, Outcome
 from app.jobs.runs import keep, patiently
+from app.optout.known import ListUnknown
 from app.probe import ProbeResult
 from app.service.checkflow import history_run, signed
 from app.service.checks import CheckMode, TargetBusy
@@ -63,9 +65,9 @@ async def outcome_of(ctx: JobContext, job: Job) -> Outcome:
     except TargetRefused as exc:
         return Outcome(job, "refused", exc.reason, stored=False)
     try:
-        if await patiently(ctx, f"job {job.id}", lambda: ctx.services.optouts.covers(job.url)):
+        if await ctx.optouts.covers(job.url):
             return Outcome(job, "skipped", "opted_out", stored=False)
-    except Exception:  # any fault of the database: the list cannot be read, so nothing is contacted
+    except ListUnknown:  # the list cannot be read (and no recent copy is held): nothing is contacted
         logger.warning("probe job %s: the opt-out list could not be read; skipped", job.id)
         return Outcome(job, "skipped", "optout_unavailable", stored=False)
     ctx.attestor.ready()  # (no key: the job fails before anything is contacted)
