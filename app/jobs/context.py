@@ -20,6 +20,7 @@ from app.history.store import History
 from app.jobs.metrics import JobMetrics
 from app.jobs.model import Job
 from app.jobs.registry import Registry
+from app.jobs.shared import shared_only
 from app.optout.known import KnownOptOuts
 from app.probe.fetch import Fetched, fetch_document
 from app.service.checks import CheckRunner
@@ -46,7 +47,8 @@ class JobContext:
         enqueue: puts a job on the queue (a retry, a follow-up), ``await ctx.enqueue(job)``.
         checks: single-flight and per-host pacing of probes (:mod:`app.service.checks`), on the same
             store slots as the HTTP service's, so a host's limits hold across served checks and
-            every worker; a job waits up to ``job_turn_wait_s`` for its host's turn.
+            every worker (the shared store only, never a process's own: :mod:`app.jobs.shared`); a
+            job waits up to ``job_turn_wait_s`` for its host's turn.
         optouts: the opt-out list as this process last read it (:mod:`app.optout.known`).
     """
 
@@ -60,7 +62,7 @@ class JobContext:
     def __post_init__(self) -> None:
         services = self.services
         paced = services.settings.model_copy(update={"queue_budget_s": services.settings.job_turn_wait_s})
-        self.checks = CheckRunner(services.store, paced, services.probe_target, services.metrics)
+        self.checks = CheckRunner(shared_only(services.store), paced, services.probe_target, services.metrics)
         self.optouts = KnownOptOuts(services.optouts)
 
     @property
