@@ -327,9 +327,11 @@ class Settings(BaseSettings):
     )
 
     # --- registry mirror, sweeps, opt-out ------------------------------------------------------
-    registry_url: str = Field(
-        default="https://registry.modelcontextprotocol.io",
-        description="Base URL of the MCP registry mirrored (API v0.1: GET <registry_url>/v0.1/servers).",
+    registry_url: str | None = Field(
+        default=None,
+        description="Base URL of the MCP registry mirrored and swept (API v0.1: GET <registry_url>/v0.1/servers), "
+        "e.g. https://registry.modelcontextprotocol.io; unset = no mirror and no sweeps (probing every listed "
+        "server is a deployment's decision, never a default).",
     )
     registry_sync_interval_s: float = Field(
         default=3600.0, ge=60, le=7 * 86_400, description="How often the registry is synced, seconds."

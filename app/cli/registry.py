@@ -26,7 +26,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "registry",
         help="the MCP registry mirror (sync, status)",
         description="Sync the MCP registry mirror now (MCP_SONDE_REGISTRY_URL), or show the last sync's report.",
-        epilog="exit codes: 0 done; 5 the database cannot be reached or is not migrated",
+        epilog="exit codes: 0 done; 2 no registry configured (MCP_SONDE_REGISTRY_URL); 5 the database cannot be "
+        "reached or is not migrated",
     )
     actions = registry.add_subparsers(dest="action", required=True)
     actions.add_parser("sync", help="run one sync now and print its report (JSON)")
@@ -36,13 +37,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Run one ``registry`` action."""
+    from app.registry.jobs import RegistryNotConfigured
+
     action = args.action
 
     async def act(url: str, settings: Settings) -> str:
         from sqlalchemy import select
 
         from app.guard import SystemResolver
-        from app.registry.jobs import RegistryMirror
+        from app.registry.jobs import RegistryMirror, configured_url
         from app.registry.schema import registry_sync
         from app.registry.sync import registry_key
 
@@ -55,9 +58,9 @@ def run(args: argparse.Namespace) -> int:
             else:
                 async with engine.connect() as db:
                     query = select(registry_sync.c.last_report).where(
-                        registry_sync.c.registry == registry_key(settings.registry_url)
+                        registry_sync.c.registry == registry_key(configured_url(settings))
                     )
                     report = await db.scalar(query)
         return json.dumps(report, indent=2) + "\n"
 
-    return run_on_database("registry", act)
+    return run_on_database("registry", act, usage=(RegistryNotConfigured,))

@@ -96,6 +96,12 @@ class StreamBroker(RedisStreamBroker):
         return 0
 
 
+#: Entries the job stream keeps at least (XADD MAXLEN ~): done jobs are acknowledged, not
+#: deleted, so the stream is trimmed as it grows; far above what the scheduler lets wait
+#: (``scheduler_max_backlog``), so no job that waits is trimmed away.
+STREAM_KEEP = 100_000
+
+
 def stream_broker(settings: Settings, queue: str | None = None, consumer: str | None = None) -> StreamBroker:
     """The Redis stream broker of ``settings`` (``queue``: another stream than ``jobs_queue``, for tests)."""
     if not settings.redis_url:
@@ -113,6 +119,8 @@ def stream_broker(settings: Settings, queue: str | None = None, consumer: str | 
         socket_connect_timeout=2,
         max_connection_pool_size=settings.worker_concurrency + 8,
         timeout=10,  # (the blocking pool's wait for a free connection)
+        maxlen=max(STREAM_KEEP, 20 * settings.scheduler_max_backlog),
+        approximate=True,
     )
 
 

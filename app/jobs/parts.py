@@ -45,7 +45,10 @@ def context_for(services: Services, parts: tuple[str, ...] | None = None) -> Job
 
 
 def registry_and_sweeps(registry: Registry, ctx: JobContext) -> None:
-    """The registry mirror's sync and the sweeps of its endpoints (:mod:`app.registry.jobs`)."""
+    """The registry mirror's sync and the sweeps of its endpoints (:mod:`app.registry.jobs`), when
+    a registry is configured (``MCP_SONDE_REGISTRY_URL``)."""
+    if ctx.settings.registry_url is None:
+        return
     from app.registry.jobs import register
 
     register(

@@ -20,6 +20,7 @@ import httpcore2
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.errors import SondeError
 from app.guard import Resolver
 from app.jobs.model import REGISTRY_SYNC, Job, Outcome, Source
 from app.probe.runner import user_agent
@@ -46,6 +47,24 @@ class JobRegistry(Protocol):
         ...
 
 
+class RegistryNotConfigured(SondeError):
+    """No registry is configured: nothing is mirrored or swept."""
+
+    def __init__(self) -> None:
+        super().__init__("registry_not_configured", "no registry is configured (set MCP_SONDE_REGISTRY_URL)")
+
+
+def configured_url(settings: Settings) -> str:
+    """The registry's base URL.
+
+    Raises:
+        RegistryNotConfigured: ``registry_url`` is unset.
+    """
+    if settings.registry_url is None:
+        raise RegistryNotConfigured
+    return settings.registry_url
+
+
 class RegistrySyncSource:
     """The ``registry`` source: one ``registry_sync`` job per interval (see the module docs)."""
 
@@ -53,7 +72,7 @@ class RegistrySyncSource:
 
     def __init__(self, engine: AsyncEngine, settings: Settings) -> None:
         self.engine = engine
-        self.key = registry_key(settings.registry_url)
+        self.key = registry_key(configured_url(settings))
         self.interval = timedelta(seconds=settings.registry_sync_interval_s)
 
     async def due(self, now: datetime, limit: int) -> list[Job]:
@@ -90,7 +109,7 @@ class RegistryMirror:
         self.engine = engine
         self.settings = settings
         self.client = PageClient(
-            registry_url=settings.registry_url,
+            registry_url=configured_url(settings),
             resolver=resolver,
             allow_private=settings.allow_private,
             max_bytes=settings.registry_max_bytes,

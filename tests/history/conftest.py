@@ -11,6 +11,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import asyncpg
 import pytest
@@ -75,7 +76,11 @@ def asyncpg_url(name: str, relay_port: int | None = None) -> str:
 def relayed_postgres() -> Iterator[tuple[Relay, str]]:
     """A new PostgreSQL database at the newest schema, reached through a relay a test can cut
     (open on entry), dropped afterwards: ``(relay, database URL through it)``."""
-    with postgres_database(upgraded=True) as name, relay(("127.0.0.1", 5432)) as database:
+    server = urlsplit(POSTGRES)
+    with (
+        postgres_database(upgraded=True) as name,
+        relay((server.hostname or "127.0.0.1", server.port or 5432)) as database,
+    ):
         database.open = True
         yield database, asyncpg_url(name, database.port)
 

@@ -11,10 +11,12 @@ from pathlib import Path
 from tests.servers.registry import MALFORMED, RegistryState, generated, registry_server
 
 
-def registry(tmp_path: Path, base: str, *args: str) -> subprocess.CompletedProcess[str]:
-    environment = os.environ | {"MCP_SONDE_DATA_DIR": str(tmp_path), "MCP_SONDE_REGISTRY_URL": base,
-                                "MCP_SONDE_ALLOW_PRIVATE": "true"}  # fmt: skip
+def registry(tmp_path: Path, base: str | None, *args: str) -> subprocess.CompletedProcess[str]:
+    environment = os.environ | {"MCP_SONDE_DATA_DIR": str(tmp_path), "MCP_SONDE_ALLOW_PRIVATE": "true"}
     environment.pop("MCP_SONDE_DATABASE_URL", None)
+    environment.pop("MCP_SONDE_REGISTRY_URL", None)
+    if base is not None:
+        environment["MCP_SONDE_REGISTRY_URL"] = base
     return subprocess.run(
         [sys.executable, "-m", "app", "registry", *args], capture_output=True, text=True, timeout=120, check=False,
         env=environment,
@@ -31,3 +33,8 @@ def test_sync_then_status_on_the_embedded_database(tmp_path: Path) -> None:
     assert report["stopped"] == "complete" and report["full"] and report["pages"] == 2
     assert report["entries"] == 155 and report["skipped"]["entry_duplicate_member"] == 1
     assert status.returncode == 0 and json.loads(status.stdout) == report
+
+
+def test_without_a_registry_configured_nothing_is_synced(tmp_path: Path) -> None:
+    done = registry(tmp_path, None, "sync")
+    assert done.returncode == 2 and "registry_not_configured" in done.stderr and not done.stdout
