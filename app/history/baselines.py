@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -44,9 +44,16 @@ def _toolset(row: Any, run_id: str | None = None) -> Toolset:
     )
 
 
+def named(run_id: str) -> ColumnElement[bool]:
+    """The run called ``run_id``: by its run id or by its attestation id (the same for a served
+    check; a scheduled run is stored under its job's id and signed under its attestation id, the
+    id its answers and webhooks show)."""
+    return or_(runs.c.run_id == run_id, runs.c.attestation_id == run_id)
+
+
 async def by_run(db: AsyncConnection, run_id: str, server_id: str | None = None) -> Toolset | None:
-    """The tool list read by the run ``run_id`` (of the server ``server_id``, if given)."""
-    query = select(*_COLUMNS).join(runs, runs.c.toolset == toolsets.c.id).where(runs.c.run_id == run_id)
+    """The tool list read by the run ``run_id`` (:func:`named`; of the server ``server_id``, if given)."""
+    query = select(*_COLUMNS).join(runs, runs.c.toolset == toolsets.c.id).where(named(run_id))
     if server_id is not None:
         query = query.join(servers, servers.c.id == runs.c.server).where(servers.c.server_id == server_id)
     row = (await db.execute(query)).first()
@@ -135,7 +142,7 @@ async def approve(
         .select_from(runs)
         .join(servers, servers.c.id == runs.c.server)
         .join(toolsets, toolsets.c.id == runs.c.toolset)
-        .where(runs.c.run_id == run_id, servers.c.server_id == server_id)
+        .where(named(run_id), servers.c.server_id == server_id)
     )
     row = (await db.execute(query)).first()
     if row is None:

@@ -70,7 +70,7 @@ async def test_a_toolset_is_found_by_run_and_by_fingerprint(history: SqlHistory)
     assert by_run is not None and by_run.definitions == WIDER and by_run.run_id == run(1).run_id
     by_print = await history.toolset(schema_fingerprint="8" * 64)
     assert by_print is not None and by_print.definitions == TOOLS and by_print.schema_fingerprint == "8" * 64
-    assert await history.toolset(run_id="0" * 64) is None
+    assert await history.toolset(run_id="e" * 64) is None  # (no run is called so)
     assert await history.toolset(schema_fingerprint="0" * 64) is None
     await history.record(run(2, tools=None, status="timeout", reason="handshake_timeout"))
     assert await history.toolset(run_id=run(2).run_id) is None  # a run with no complete list
@@ -113,3 +113,15 @@ async def test_lists_equal_once_cleaned_but_not_as_served_are_an_unknown_change(
     (change,) = await history.changes(SERVER)
     assert change.verdict == "unknown" and change.before[0] == "8" * 64 and change.after[0] == "9" * 64
     assert change.diff["verdict"] == "unchanged"  # nothing the kept definitions show
+
+
+async def test_a_scheduled_run_is_found_by_its_attestation_id_too(history: SqlHistory) -> None:
+    """Regression: a job's run is stored under the job's id, but its answers and webhooks name it by
+    its attestation id; that id was refused as a baseline (404 run_not_found / baseline_not_found)."""
+    stored = run(0)
+    assert stored.run_id != stored.attestation_id
+    await history.record(stored)
+    by_attestation = await history.toolset(run_id=stored.attestation_id, server_id=SERVER)
+    assert by_attestation is not None and by_attestation.definitions == TOOLS
+    approved = await history.approve(SERVER, stored.attestation_id, "payment")
+    assert approved is not None and approved.toolset.definitions == TOOLS
