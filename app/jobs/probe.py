@@ -4,8 +4,9 @@ Order (as :mod:`app.service.checkflow`, without payment): the target guard first
 or address gives ``Outcome(status="refused", reason=<the guard's reason>)`` and nothing is
 contacted); the opt-out list (:mod:`app.optout.known`: as this process read it within the last
 seconds), so an item added while the job waited still stops it (``skipped`` / ``opted_out``; a
-list that cannot be read, with no recent copy, skips the job too, ``optout_unavailable``:
-nothing is contacted unless the list says it may be); the host's lookup; the probe, paced per
+list that cannot be read, with no recent copy, leaves the word to the source, which read it when
+it handed the job out: a job due longer ago than a copy may stand is skipped,
+``optout_unavailable``); the host's lookup; the probe, paced per
 host through the store's slots across all workers and served checks (at most
 ``host_concurrency`` at once, one new probe per ``host_start_interval_s``;
 :mod:`app.service.checks`; the single-flight lock and the slots are held under the job's id, so
@@ -21,6 +22,7 @@ Credentials are never sent: a job checks what anyone can see.
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime, timedelta
 from typing import NoReturn
 
 from app.checks.model import CheckResult
@@ -32,7 +34,7 @@ from app.jobs.context import JobContext
 from app.jobs.dispatch import Requeued
 from app.jobs.model import Job, Outcome
 from app.jobs.runs import keep, patiently
-from app.optout.known import ListUnknown
+from app.optout.known import STALE_S, ListUnknown
 from app.probe import ProbeResult
 from app.service.checkflow import history_run, signed
 from app.service.checks import CheckMode, TargetBusy
@@ -67,9 +69,12 @@ async def outcome_of(ctx: JobContext, job: Job) -> Outcome:
     try:
         if await ctx.optouts.covers(job.url):
             return Outcome(job, "skipped", "opted_out", stored=False)
-    except ListUnknown:  # the list cannot be read (and no recent copy is held): nothing is contacted
-        logger.warning("probe job %s: the opt-out list could not be read; skipped", job.id)
-        return Outcome(job, "skipped", "optout_unavailable", stored=False)
+    except ListUnknown:
+        # The list cannot be read and this worker holds no recent copy: a job its source handed
+        # out (having read the list) within the copy's lifetime goes on; an older one is skipped.
+        if datetime.now(UTC) - job.due_at > timedelta(seconds=STALE_S):
+            logger.warning("probe job %s: the opt-out list could not be read; skipped", job.id)
+            return Outcome(job, "skipped", "optout_unavailable", stored=False)
     ctx.attestor.ready()  # (no key: the job fails before anything is contacted)
     owner = LookupOwner(f"{CLIENT}:{job.id}", paid=False)
     try:

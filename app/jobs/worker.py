@@ -33,6 +33,7 @@ async def work(ctx: JobContext, broker: AsyncBroker, concurrency: int, stop: asy
         await kick(broker, job)
 
     ctx.enqueue = enqueue
+    await ctx.optouts.warm()
     dispatcher = Dispatcher(ctx.registry, ctx)
     bind(broker, dispatcher)
     receiver = Receiver(

@@ -7,8 +7,9 @@ worker within seconds. When the database does not answer, the copy last read sta
 :data:`STALE_S`: an item added while the database is down cannot be read by anyone, and the
 sweep already never hands out a listed endpoint; probes of endpoints not listed then go on, their
 runs waiting for the database (:mod:`app.jobs.runs`). A worker that has never read the list, or
-whose copy is older than that, knows nothing: the caller skips the probe (nothing is contacted
-unless the list says it may be).
+whose copy is older than that, knows nothing (:class:`ListUnknown`): the caller decides
+(:mod:`app.jobs.probe` leaves the word to the job's source, which read the list when it handed
+the job out, within the same lifetime).
 """
 
 from __future__ import annotations
@@ -54,6 +55,13 @@ class KnownOptOuts:
                     await self._read()
         assert self._items is not None
         return matches(url, self._items)
+
+    async def warm(self) -> None:
+        """Read the list now if it can be (at a worker's start: a copy for when the database goes away)."""
+        try:
+            await self.covers("https://opt-out.invalid/")
+        except ListUnknown:
+            return
 
     async def _read(self) -> None:
         asked = self.clock()
