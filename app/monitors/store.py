@@ -15,7 +15,10 @@
 - :meth:`MonitorStore.finish` records a run's outcome once (the ``monitor_runs`` row is
   updated only while it has no status yet), and in the same transaction applies the alert
   rules (:mod:`app.monitors.alerts`) and adds a webhook delivery per alert
-  (:func:`app.webhooks.store.add`), so an outcome heard twice raises nothing twice.
+  (:func:`app.webhooks.store.add`), so an outcome heard twice raises nothing twice. A run
+  that contacted nothing (``skipped``: the opt-out list said no, or could not be read) is
+  not charged: its run goes back to the block (an ``exhausted`` monitor whose last run was
+  skipped is active again, and no ``monitor.exhausted`` alert is raised for it).
 - A token is checked against its digest in constant time; an unknown monitor costs the same
   comparison (:meth:`MonitorStore.get`), so the answer does not tell ids from tokens.
 """
@@ -35,7 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from app.errors import SondeError
 from app.history.records import utc
 from app.monitors.alerts import EXHAUSTED as EXHAUSTED_EVENT
-from app.monitors.alerts import Alert, Assessed, Watch
+from app.monitors.alerts import NOT_A_STATUS, Alert, Assessed, Watch
 from app.monitors.schema import ACTIVE, DELETED, EXHAUSTED, monitor_runs, monitors
 from app.monitors.secrets import token_digest, token_matches
 from app.webhooks import store as deliveries
@@ -258,6 +261,14 @@ class MonitorStore:
             monitor = _monitor(row)
             if monitor.state == DELETED:
                 return Finished(monitor, [])
+            if status in NOT_A_STATUS:  # nothing contacted: the run goes back to the block
+                await db.execute(
+                    update(monitors)
+                    .where(monitors.c.id == key)
+                    .values(runs_left=monitors.c.runs_left + 1, state=ACTIVE)
+                )
+                row = (await db.execute(select(monitors).where(monitors.c.id == key))).one()
+                monitor = _monitor(row)
             watch = Watch(
                 row.confirmed_status, row.last_status, utc(row.certificate_alerted) if row.certificate_alerted else None
             )

@@ -9,7 +9,11 @@ who asked, through the page at ``GET /probe``). Each item is a host or a URL:
   guard does (IDNA UTS #46, lower case, no trailing dot), so ``EXAMPLE.com.`` is ``example.com``.
 - a **URL** (``https://example.com/mcp``) covers that endpoint only: the URL normalised by the
   guard (scheme and host in lower case, default port dropped), without its query string,
-  compared exactly (``/mcp`` does not cover ``/mcp/other``).
+  its path in the normal form of RFC 3986 section 6.2.2 (dot segments removed, section
+  5.2.4, as the HTTP client does before it sends a request; percent-encoded unreserved
+  characters decoded and other percent-encodings in upper case, section 6.2.2.2), compared
+  exactly (``/mcp`` does not cover ``/mcp/other``, but ``/x/../mcp`` and ``/%6Dcp`` are
+  ``/mcp``: spelt so, a URL still reaches the endpoint that opted out).
 
 The list is honoured twice: before anything is enqueued (the sweep source never hands out a
 job for a listed host or URL, :mod:`app.sweeps.source`) and right before a probe
@@ -19,10 +23,11 @@ while a job waits in the queue still stops it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from sqlalchemy import delete, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -30,11 +35,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.errors import SondeError, TargetRefused
 from app.guard import check_url
-from app.guard.url import without_query
 from app.registry.schema import optout
 
 Kind = Literal["host", "url"]
 MAX_VALUE = 2048
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
 class OptOutInvalid(SondeError):
@@ -53,6 +59,38 @@ class OptOut:
     added_at: datetime
 
 
+def _decoded(match: re.Match[str]) -> str:
+    char = chr(int(match.group(1), 16))
+    return char if char in _UNRESERVED else "%" + match.group(1).upper()
+
+
+def _without_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4 (remove_dot_segments) on an absolute path."""
+    kept: list[str] = []
+    segments = path.split("/")
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == ".":
+            if last:
+                kept.append("")
+        elif segment == "..":
+            if len(kept) > 1:
+                kept.pop()
+            if last:
+                kept.append("")
+        else:
+            kept.append(segment)
+    joined = "/".join(kept)
+    return joined if joined.startswith("/") else "/" + joined
+
+
+def canonical(url: str) -> str:
+    """``url`` without its query string or fragment, its path in normal form (see the module docs)."""
+    parts = urlsplit(url)
+    path = _PERCENT.sub(_decoded, parts.path or "/")
+    return urlunsplit((parts.scheme, parts.netloc, _without_dot_segments(path), "", ""))
+
+
 def normalise(item: str) -> tuple[Kind, str]:
     """``(kind, value)`` of an item as given (a URL when it holds ``://``, else a host).
 
@@ -64,7 +102,7 @@ def normalise(item: str) -> tuple[Kind, str]:
         raise OptOutInvalid("give a host name or an http(s) URL (at most 2048 characters)")
     try:
         if "://" in text:
-            return "url", without_query(check_url(text, allow_private=True).url)
+            return "url", canonical(check_url(text, allow_private=True).url)
         if any(c in text for c in "/?#@:"):
             raise OptOutInvalid("a host is a name alone (no scheme, port or path); or give a whole URL")
         return "host", check_url(f"https://{text}/", allow_private=True).host
@@ -75,17 +113,17 @@ def normalise(item: str) -> tuple[Kind, str]:
 def _host_and_url(url: str) -> tuple[str, str]:
     try:
         target = check_url(url, allow_private=True)
-        return target.host, without_query(target.url)
+        return target.host, canonical(target.url)
     except TargetRefused:  # (an unusual spelling: compare what it plainly names)
         parts = urlsplit(url)
-        return (parts.hostname or "").rstrip(".").lower(), without_query(url)
+        return (parts.hostname or "").rstrip(".").lower(), canonical(url)
 
 
 def matches(url: str, items: list[OptOut]) -> bool:
     """Whether ``url`` is covered by one of ``items`` (see the module docs)."""
     host, bare = _host_and_url(url)
     for item in items:
-        if item.kind == "url" and item.value == bare:
+        if item.kind == "url" and canonical(item.value) == bare:  # (an item stored before paths were normalised)
             return True
         if item.kind == "host" and (host == item.value or host.endswith("." + item.value)):
             return True

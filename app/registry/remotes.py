@@ -13,6 +13,10 @@ skipped, with the first reason that applies, when:
   Addresses are checked when the probe resolves the host, not here.
 - ``query_string``: its URL holds a query string: queries often carry keys, and stored records
   never hold one (:func:`app.guard.url.without_query`).
+
+A refused remote is kept as listed but cut to :data:`MAX_STORED_URL` characters and without
+what a stored record never holds: its query string, fragment and user info (a URL listed
+as ``https://user:key@host/`` keeps ``https://host/``).
 """
 
 from __future__ import annotations
@@ -42,12 +46,22 @@ class Endpoint:
 
 def endpoint_of(remote: Remote, *, allow_private: bool) -> Endpoint:
     """The :class:`Endpoint` of ``remote`` (see the module docs)."""
-    listed = remote.url[:MAX_STORED_URL].split("?", 1)[0].split("#", 1)[0]
+    listed = _kept(remote.url)
     if _TEMPLATE.search(remote.url):
         return Endpoint(listed, "", remote.transport, server_id_of(listed), "url_template")
     if remote.required_headers:
         return _checked(remote, listed, allow_private, "needs_headers")
     return _checked(remote, listed, allow_private, None)
+
+
+def _kept(url: str) -> str:
+    """``url`` as a stored record may hold it (see the module docs)."""
+    cut = url[:MAX_STORED_URL].split("?", 1)[0].split("#", 1)[0]
+    scheme, sep, rest = cut.partition("://")
+    if not sep:
+        scheme, rest = "", cut
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}{sep}{authority.rpartition('@')[2]}{slash}{path}"
 
 
 def _checked(remote: Remote, listed: str, allow_private: bool, reason: str | None) -> Endpoint:

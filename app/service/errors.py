@@ -111,6 +111,7 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
         "nothing was charged.",
     ),
     "webhook_unresolved": (422, "The webhook's host name does not resolve; nothing was charged."),
+    "opted_out": (422, "The monitored or webhook URL is on the opt-out list (see /probe); nothing was charged."),
     "invalid_query": (400, "A query parameter is not one this route takes (see the document)."),
     "invalid_search": (400, "The directory's text q is longer than 200 characters or 8 words."),
     "invalid_filter": (400, "A directory filter's value is not one it takes (the detail names the filter)."),

@@ -5,8 +5,10 @@ body (:mod:`app.service.monitors_body`), then both URLs through the target guard
 lookup, every address public unless the development switch is on): a refused URL or webhook
 is 422 with the guard's reason, before any payment is asked or taken (a webhook whose name
 does not resolve is 422 ``webhook_unresolved``; a monitored URL that does not resolve now is
-taken, its runs say ``dns``). Then the payment for one block (:mod:`app.monitors.pricing`):
-without one, 402 with the x402 ``PaymentRequired`` document of ``/v1/monitors`` and
+taken, its runs say ``dns``). Neither URL may be on the opt-out list (:mod:`app.optout`: an
+opted-out host is never contacted, by a run or by a webhook): 422 ``opted_out``, before any
+payment, rather than a block whose every run would be skipped. Then the payment for one
+block (:mod:`app.monitors.pricing`): without one, 402 with the x402 ``PaymentRequired`` document of ``/v1/monitors`` and
 ``monitor_block`` (how many runs it buys); with one, it is verified and locked
 (:meth:`~app.service.services.Services.authorize` through the monitors' gate), the monitor is
 written in a transaction that commits only once the payment is settled
@@ -41,6 +43,7 @@ from app.guard.shares import LookupOwner, lookups_for
 from app.monitors.pricing import block_terms
 from app.monitors.secrets import as_whsec, new_token, token_digest
 from app.monitors.store import Monitor, PaymentSpent, new_monitor_id
+from app.optout import matches
 from app.payment import Payment, PaymentGate
 from app.service.budget import budgeted
 from app.service.errors import ApiError, from_payment
@@ -66,6 +69,7 @@ async def _create(request: Request, services: Services, client: str) -> Response
     body = await read_monitor_request(request, settings.max_body_bytes, settings.body_timeout_s)
     url = await _guarded(services, client, body.url, "url")
     webhook = await _guarded(services, client, body.webhook, "webhook")
+    await _not_opted_out(services, {"url": url, "webhook": webhook})
     try:
         services.attestor.ready()  # (every run is signed, and the webhook secret derives from the key)
     except NoSigningKey as exc:
@@ -192,6 +196,21 @@ async def _guarded(services: Services, client: str, url: str, member: str) -> st
     except SondeError as exc:  # (this client's share of lookups is taken)
         raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
     return target.url
+
+
+async def _not_opted_out(services: Services, urls: dict[str, str]) -> None:
+    """Refuse a monitor that would contact an opted-out host or URL.
+
+    Raises:
+        ApiError: 422 ``opted_out``; 503 ``history_unavailable`` when the list cannot be read.
+    """
+    try:
+        listed = await services.optouts.items()
+    except Exception as exc:  # any driver or network fault: the database does not answer
+        raise unavailable(exc) from exc
+    for member, url in urls.items():
+        if matches(url, listed):
+            raise ApiError("opted_out", f"{member}: its owner asked not to be contacted (see /probe)", 422)
 
 
 def _bearer(request: Request) -> str | None:

@@ -7,7 +7,10 @@ headers ``webhook-id`` (the delivery's id, the same on every attempt), ``webhook
 :mod:`app.monitors.secrets`). The body is sent as stored, byte for byte. Each attempt goes
 through the target guard and pinned dialling (:mod:`app.webhooks.send`); a 2xx delivers,
 anything else is tried again on the schedule of :mod:`app.webhooks.retry` until the window
-ends, then the delivery has failed. Every attempt is in the delivery log with its status code
+ends, then the delivery has failed. A webhook whose host or URL is on the opt-out list
+(:mod:`app.optout`) is never dialled: the attempt fails the delivery as ``opted_out`` (a
+list that cannot be read leaves the attempt undialled as ``optout_unavailable``, tried again
+on the schedule). Every attempt is in the delivery log with its status code
 and reason, never with what the receiver answered.
 """
 
@@ -24,6 +27,7 @@ from standardwebhooks import Webhook
 from app.guard import Resolver
 from app.jobs.model import Job
 from app.monitors.secrets import WebhookSecrets
+from app.optout import OptOutList
 from app.probe.runner import user_agent
 from app.settings import Settings
 from app.webhooks.retry import delivered, next_attempt
@@ -93,7 +97,7 @@ class WebhookDeliverer:
         settings = self.settings
         if delivered(sent.status):
             state, following = DELIVERED, None
-        elif sent.reason == "webhook_secret_unavailable":
+        elif sent.reason in ("webhook_secret_unavailable", "opted_out"):
             state, following = FAILED, None
         else:
             following = next_attempt(
@@ -108,6 +112,11 @@ class WebhookDeliverer:
             )  # fmt: skip
 
     async def _send(self, target: Target, at: datetime) -> Sent:
+        try:
+            if await OptOutList(self.store.engine).covers(target.webhook_url):
+                return Sent(None, "opted_out")
+        except Exception:  # any fault of the database: the list cannot be read, so nothing is dialled
+            return Sent(None, "optout_unavailable")
         key = self.secrets.of(target.monitor_id, target.secret_keyid)
         if key is None:
             return Sent(None, "webhook_secret_unavailable")

@@ -33,6 +33,8 @@ SENT_REASONS = {
     "timeout": "The attempt did not end within webhook_timeout_s.",
     "resolver_busy": "No lookup thread could be taken; tried again later.",
     "webhook_secret_unavailable": "The signing key the monitor's secret derives from is not held here.",
+    "opted_out": "The webhook's host or URL is on the opt-out list: never dialled, the delivery failed.",
+    "optout_unavailable": "The opt-out list could not be read: not dialled; tried again later.",
 }
 
 

@@ -149,3 +149,29 @@ async def test_a_refused_url_contacts_nothing(broker: str, database_url: str, ra
     assert outcome.reason == "scheme_not_https"  # (the guard's first refusal of http://127.0.0.1:port)
     assert raw.seen == [] and raw.connections == 0
     assert await stored_runs(database_url) == 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the opt-out list is read for the job's URL only: the RFC 9728 resource_metadata URL a server "
+    "names in its 401 challenge is fetched on whatever host it names (also outside that host's pacing)",
+)
+async def test_a_job_never_fetches_metadata_from_an_opted_out_host(database_url: str, raw: RawServer) -> None:
+    from tests.servers.raw import send
+
+    hint = raw.url("/meta", host="localhost")  # (another host name, the same loopback server)
+
+    def protected(_request: object, conn: object) -> None:
+        challenge = f'Bearer resource_metadata="{hint}"'
+        send(conn, 401, {"www-authenticate": challenge, "content-type": "application/json"}, b"{}")  # type: ignore[arg-type]
+
+    raw.routes["/mcp"] = protected
+    settings = job_settings(database_url)
+    source = ListSource()
+    async with in_memory(settings, source) as (ctx, run):
+        await run(probe_job(raw.url("/mcp")))
+        assert len(raw.requests_to("/meta")) == 1  # (without an opt-out, the hint is fetched)
+        await ctx.services.optouts.add("localhost")
+        await run(probe_job(raw.url("/mcp")))
+    assert [o.status for o in source.outcomes] == ["auth", "auth"]
+    assert len(raw.requests_to("/meta")) == 1, "the opted-out host was contacted by the second job"

@@ -189,3 +189,21 @@ def test_the_delivery_log_pages_newest_first_and_runs_become_due(
         (400, "invalid_query"), (400, "invalid_query"), (404, "monitor_not_found"),
     ]  # fmt: skip
     assert read["runs_left"] == 4 and len(read["last_runs"]) == 1 and read["last_runs"][0]["status"] is None
+
+
+def test_a_monitor_for_an_opted_out_url_is_refused_before_payment(
+    paid_service: PaidService, chain: Chain, tmp_path: Path
+) -> None:
+    admin = {"authorization": "Bearer " + "a" * 32}
+    with paid_service(data_dir=tmp_path, admin_token="a" * 32, **BLOCK) as base:
+        listed = httpx2.post(f"{base}/v1/admin/optout", json={"item": "http://127.0.0.1:9/mcp"}, headers=admin)
+        for_url = post(base, BODY)
+        for_url_spelt_otherwise = post(base, BODY | {"url": "http://127.0.0.1:9/x/../mcp"})
+        httpx2.delete(f"{base}/v1/admin/optout", params={"item": "http://127.0.0.1:9/mcp"}, headers=admin)
+        httpx2.post(f"{base}/v1/admin/optout", json={"item": "127.0.0.1"}, headers=admin)
+        for_webhook = post(base, BODY | {"url": "http://[::1]:9/mcp"})
+    assert listed.status_code == 201, listed.text
+    for refused in (for_url, for_url_spelt_otherwise):
+        assert (refused.status_code, reason_of(refused)) == (422, "opted_out"), refused.text
+    assert (for_webhook.status_code, reason_of(for_webhook)) == (422, "opted_out"), for_webhook.text
+    assert chain.state["calls"]["settle"] == 0 and monitor_rows(tmp_path) == []

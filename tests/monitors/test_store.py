@@ -111,3 +111,41 @@ async def test_a_deleted_monitor_is_never_due(history: SqlHistory, secrets: Webh
     deleted = await store.delete(made.monitor_id, token, later(1))
     assert deleted is not None and (deleted.state, deleted.deleted_at) == ("deleted", later(1))
     assert await store.claim(later(5), 10) == []
+
+
+async def test_a_skipped_run_is_not_charged(history: SqlHistory, secrets: WebhookSecrets) -> None:
+    """A run that contacted nothing (the opt-out list said no, or could not be read) gives its run back."""
+    from app.monitors.alerts import Assessed, Watch
+
+    store = MonitorStore(history.engine)
+    made, token = await make_monitor(store, secrets, URL, runs=1)
+    [run] = await store.claim(T0, 10)
+    assert run.last and (await store.get(made.monitor_id, token)).state == "exhausted"  # type: ignore[union-attr]
+
+    def decide(_monitor: object, watch: Watch) -> Assessed:
+        return Assessed(watch)
+
+    finished = await store.finish(run.run_id, status="skipped", reason="optout_unavailable", now=T0,
+                                  decide=decide, body_of=lambda *_: b"{}")  # fmt: skip
+    after = await store.get(made.monitor_id, token)
+    assert after is not None and (after.runs_left, after.state) == (1, "active")
+    assert finished is not None and finished.deliveries == []  # (not exhausted: no monitor.exhausted alert)
+    again = await store.finish(run.run_id, status="skipped", reason="optout_unavailable", now=T0,
+                               decide=decide, body_of=lambda *_: b"{}")  # fmt: skip
+    assert again is None and (await store.get(made.monitor_id, token)).runs_left == 1  # type: ignore[union-attr]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a claimed run whose job never reports (a handler that raised and was acknowledged, a scheduler "
+    "that died holding it, a queue that lost it) stays charged with no outcome: nothing gives it back",
+)
+async def test_a_run_whose_job_never_reports_is_given_back(history: SqlHistory, secrets: WebhookSecrets) -> None:
+    store = MonitorStore(history.engine)
+    made, token = await make_monitor(store, secrets, URL, runs=1, interval_s=300)
+    [lost] = await store.claim(T0, 10)  # (handed out; its job is then lost: no outcome is ever heard)
+    await store.claim(T0 + timedelta(days=1), 10)  # a day later, long past any job's budget
+    after = await store.get(made.monitor_id, token)
+    [run] = await store.runs(made.key)
+    assert run.run_id == lost.run_id
+    assert after is not None and (after.runs_left > 0 or run.status is not None)

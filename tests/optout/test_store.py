@@ -70,3 +70,24 @@ async def test_the_list_in_the_database(engine: AsyncEngine) -> None:
     assert not await opted_out(engine, "https://elsewhere.test/mcp")
     assert await listed.remove("EXAMPLE.com") and not await listed.remove("example.com")
     assert not await opted_out(engine, "https://mcp.example.com/mcp")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com/x/../mcp",  # (the HTTP client sends /mcp: dot segments are removed before sending)
+        "https://example.com/./mcp",
+        "https://example.com/../../mcp",
+        "https://example.com/%6Dcp",  # (%6D is "m": the same path, RFC 3986 section 6.2.2.2)
+        "https://example.com/%6dcp",
+        "https://Example.COM.:443/a/./../mcp#fragment",
+    ],
+)
+def test_a_url_opt_out_covers_every_spelling_of_its_path(url: str) -> None:
+    items = [OptOut(*normalise("https://example.com/mcp"), NOW)]
+    assert matches(url, items)
+    assert not matches("https://example.com/mcp/other", items) and not matches("https://example.com/%2Fmcp", items)
+
+
+def test_a_url_item_is_kept_with_its_path_in_normal_form() -> None:
+    assert normalise("https://example.com/a/b/../%6Dcp") == ("url", "https://example.com/a/mcp")

@@ -77,7 +77,7 @@ ELSEWHERE: dict[str, set[str]] = {
         *("optout_invalid", "optout_not_found", "invalid_query"),
     },
     "GET /v1/servers/{server_id}/baseline": {"server_not_found", "baseline_not_found", "history_unavailable"},
-    "POST /v1/monitors": {"query_not_allowed", "webhook_unresolved", "history_unavailable"},
+    "POST /v1/monitors": {"query_not_allowed", "webhook_unresolved", "opted_out", "history_unavailable"},
     "GET /v1/monitors/{monitor_id}": {"monitor_not_found", "history_unavailable"},
     "DELETE /v1/monitors/{monitor_id}": {"monitor_not_found", "history_unavailable"},
     "GET /v1/monitors/{monitor_id}/deliveries": {"monitor_not_found", "history_unavailable", "invalid_query"},

@@ -203,3 +203,19 @@ async def test_a_webhook_whose_name_turns_private_is_refused_at_delivery(
     assert (first.state, first.last_status) == ("delivered", 204)
     assert (newest.state, newest.last_status, newest.last_reason) == ("pending", None, "address_not_public")
     assert newest.log[0].reason == "address_not_public"
+
+
+async def test_a_webhook_to_a_host_that_opted_out_since_is_never_dialled(
+    history: SqlHistory, secrets: WebhookSecrets, receiver: Receiver
+) -> None:
+    from app.optout import OptOutList
+
+    now = datetime.now(UTC)
+    made, store, _ = await setup(history, secrets, receiver.url, now)
+    await OptOutList(history.engine).add("127.0.0.1")  # (the receiver's host asked not to be contacted)
+    source = WebhookSource(store, DEV)
+    [job] = await source.due(now, 10)
+    await WebhookDeliverer(store, secrets, DEV, FixedResolver({}))(None, job)
+    assert receiver.seen == []
+    [delivery] = await store.log(made.key) or []
+    assert (delivery.state, delivery.last_reason) == ("failed", "opted_out")
