@@ -43,7 +43,9 @@ async def keep(ctx: JobContext, run: Run) -> bool:
         if transient(exc):  # (the database did not answer within job_history_wait_s)
             ctx.services.recorder.submit(run)  # (waits there, or is counted lost when the queue is full)
             return False
-        logger.error("the history refused the run of job %s: %s", run.run_id, type(exc).__name__)
+        cause = getattr(exc, "orig", None)
+        logger.error("the history refused the run of job %s: %s%s", run.run_id, type(exc).__name__,
+                     f" ({type(cause).__name__})" if cause is not None else "")  # fmt: skip
         counted.labels(outcome="lost").inc()
         return False
     counted.labels(outcome="stored" if stored else "duplicate").inc()

@@ -60,11 +60,19 @@ def run_of(result: CheckResult, served: bytes, attestation_id: str, envelope: by
     )  # fmt: skip
 
 
+#: SQLSTATEs of a transaction the database gave up for another's sake: a deadlock, a
+#: serialization failure (PostgreSQL appendix A, class 40); the same write tried again succeeds.
+RETRY_SQLSTATES = frozenset({"40P01", "40001"})
+
+
 def transient(exc: Exception) -> bool:
-    """A fault of the database's reachability (retried), not of the run (lost)."""
+    """A fault of the database's reachability or of a moment (retried), not of the run (lost)."""
     if isinstance(exc, OperationalError | OSError | TimeoutError | ConnectionError | PoolTimeout):
         return True  # (PoolTimeout: every pooled connection busy, none lent within the pool's wait)
-    return isinstance(exc, DBAPIError) and bool(exc.connection_invalidated)
+    if not isinstance(exc, DBAPIError):
+        return False
+    state = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
+    return bool(exc.connection_invalidated) or state in RETRY_SQLSTATES
 
 
 class Recorder:

@@ -62,3 +62,15 @@ async def test_a_job_waits_for_a_busy_pool_and_its_source_is_told_once(raw: RawS
     [outcome] = source.outcomes
     assert (outcome.status, outcome.reason, outcome.stored, source.failed) == ("ok", "ok", True, 1)
     assert await stored_runs(url, job.id) == 1
+
+
+class Deadlocked(Exception):
+    sqlstate = "40P01"
+
+
+def test_a_deadlock_is_a_write_to_try_again_not_a_run_lost() -> None:
+    """Regression: two workers' runs deadlocked on PostgreSQL and one run was counted lost."""
+    from sqlalchemy.exc import DBAPIError
+
+    assert transient(DBAPIError("INSERT ...", {}, Deadlocked("deadlock detected")))
+    assert not transient(DBAPIError("INSERT ...", {}, ValueError("invalid input")))
