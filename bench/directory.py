@@ -54,9 +54,9 @@ from app.history import migrate
 from app.history.records import Day
 from app.service import create_app
 from app.settings import Settings
+from bench._database import made_anew
 from tests.servers.uvicorn_thread import serve
 
-ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 DATABASE = "sonde_bench_dir"
 SERVERS = 100_000
 TOOLSETS = 3_000
@@ -92,12 +92,7 @@ def _names(rng: random.Random, keywords: list[str], count: int) -> list[str]:
 async def build(url: str, now: datetime) -> float:
     """Make and fill the database (see the module docs); seconds it took."""
     started = time.monotonic()
-    admin = await asyncpg.connect(ADMIN)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{DATABASE}"')
-    finally:
-        await admin.close()
+    await made_anew(DATABASE)
     await migrate.upgrade(url)
     rng = random.Random(16)
     table = rules()

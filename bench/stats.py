@@ -40,8 +40,8 @@ from app.service.services import build_services
 from app.service.stats import stats as stats_route
 from app.settings import Settings
 from app.web.stats_page import stats_page
+from bench._database import made_anew
 
-ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 DATABASE = "sonde_bench_stats"
 GOAL_P95_MS = 200.0
 #: (status, reason, weight) of a server's newest run.
@@ -148,12 +148,7 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--servers", type=int, default=100_000)
     args = parser.parse_args()
-    admin = await asyncpg.connect(ADMIN)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{DATABASE}"')
-    finally:
-        await admin.close()
+    await made_anew(DATABASE)
     url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{DATABASE}"
     await migrate.upgrade(url)
     now = datetime.now(UTC)

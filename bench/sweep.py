@@ -46,7 +46,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import asyncpg
 from sqlalchemy import func, select, update
 
 from app.attest.keyring import keyring_of
@@ -55,6 +54,7 @@ from app.history.engine import open_engine
 from app.history.schema import runs, servers
 from app.registry.schema import registry_endpoints
 from app.settings import Settings
+from bench._database import admin
 from tests.jobs.fleet import Fleet
 from tests.servers.raw import RawServer, Request
 from tests.servers.raw_mcp import MiniMcp
@@ -135,14 +135,6 @@ def analyse(spans: Spans) -> tuple[Counter[str], dict[str, int], dict[str, float
     return probes, most, gap, whole
 
 
-async def _admin(sql: str) -> None:
-    connection = await asyncpg.connect(POSTGRES, timeout=5)
-    try:
-        await connection.execute(sql)
-    finally:
-        await connection.close()
-
-
 async def _count(url: str, query: object) -> list[tuple[object, ...]]:
     engine = open_engine(url)
     try:
@@ -183,7 +175,7 @@ def drill(endpoints: int = 10_000, hosts: int = 50, hold_s: float = 2.5, worker_
             url = f"http://h{i % hosts}.sweep.test:{raw.port}/mcp/{i}"
             entries.append(response(f"io.example.sweep/server-{i:05d}", "1.0.0",
                                     [{"type": "streamable-http", "url": url}]))  # fmt: skip
-        asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+        asyncio.run(admin(f'CREATE DATABASE "{name}"', POSTGRES))
         asyncio.run(migrate.upgrade(database))
         with registry_server(RegistryState(entries=entries)) as registry:
             extra = {
@@ -219,7 +211,7 @@ def drill(endpoints: int = 10_000, hosts: int = 50, hold_s: float = 2.5, worker_
         return Figures(endpoints, hosts, probes, most, gap, stored, sync_s, cycle_s, whole)
     finally:
         raw.stop()
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', POSTGRES))
 
 
 def report(figures: Figures) -> str:
