@@ -7,8 +7,9 @@ figures are recomputed when it is older than ``max_age_s`` (setting ``stats_max_
 
 - a read that finds the snapshot fresh answers it;
 - a read that finds it stale answers it as it is and starts one recomputation in the background,
-  after *claiming* it (an ``UPDATE`` that holds only while no other claim younger than
-  :data:`CLAIM_S` stands), so of many processes one recomputes at a time;
+  after *claiming* it (an ``UPDATE`` that holds only while the snapshot is still the one found
+  stale and no other claim younger than :data:`CLAIM_S` stands), so of many processes one
+  recomputes at a time, and a snapshot another process has just recomputed is not computed again;
 - a read that finds none (a new database) computes it then, once per process at a time
   (others wait for it), bounded by the caller's wait.
 
@@ -60,7 +61,7 @@ class StatsSnapshots:
                     return await self.refresh()
         computed_at, body = found
         if (now - computed_at).total_seconds() > self.max_age_s and all(t.done() for t in self._tasks):
-            task = asyncio.create_task(self._refresh_claimed(now))
+            task = asyncio.create_task(self._refresh_claimed(now, computed_at))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         return body
@@ -81,13 +82,16 @@ class StatsSnapshots:
             await db.execute(write)
         return body
 
-    async def _refresh_claimed(self, now: datetime) -> None:
+    async def _refresh_claimed(self, now: datetime, seen: datetime) -> None:
+        # The claim holds only on the snapshot this process found stale (``computed_at`` unchanged):
+        # one that another process has recomputed since is fresh, and is not computed again.
         try:
             async with self.engine.begin() as db:
                 claimed = await db.execute(
                     update(stats_snapshots)
                     .where(
                         stats_snapshots.c.name == NAME,
+                        stats_snapshots.c.computed_at <= seen,
                         or_(stats_snapshots.c.claimed_at.is_(None),
                             stats_snapshots.c.claimed_at < now - timedelta(seconds=CLAIM_S)),
                     )

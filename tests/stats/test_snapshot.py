@@ -72,6 +72,25 @@ async def test_fresh_snapshot_is_answered_and_a_stale_one_recomputed_once(histor
     assert row.claimed_at is None and row.name == "directory"
 
 
+async def test_a_snapshot_another_process_recomputed_after_this_one_read_it_is_not_recomputed_again(
+    history: SqlHistory,
+) -> None:
+    clock = Clock()
+    await StatsSnapshots(history.engine, 300, clock).current()
+    clock.now = T0 + timedelta(seconds=301)
+    late, quick = Counting(history.engine, 300, clock), Counting(history.engine, 300, clock)
+    seen = await late._read()  # this process found it stale ...
+    assert seen is not None and seen[0] == T0
+    await quick.current()  # ... another found it stale too, claimed it and recomputed it ...
+    await asyncio.gather(*quick._tasks)
+    assert quick.refreshed == 1
+    await late._refresh_claimed(clock.now, seen[0])  # ... so this one's claim comes too late
+    assert late.refreshed == 0
+    async with history.engine.connect() as db:
+        row = (await db.execute(select(stats_snapshots))).one()
+    assert row.claimed_at is None and row.computed_at is not None
+
+
 async def test_a_claim_held_by_another_process_is_respected(history: SqlHistory) -> None:
     clock = Clock()
     snapshots = StatsSnapshots(history.engine, 60, clock)
