@@ -374,6 +374,11 @@ class Settings(BaseSettings):
     monitor_block_runs: int = Field(
         default=100, ge=1, le=100_000, description="Runs one payment for a monitor buys (the block)."
     )
+    monitor_run_lost_s: float = Field(
+        default=3600.0, ge=600, le=7 * 86_400,
+        description="A monitor run handed out whose outcome is not heard within this long (its job was lost) is "
+        "marked lost and given back to the monitor's block, seconds; keep it above a job's longest life.",
+    )  # fmt: skip
     monitor_certificate_days: int = Field(
         default=14, ge=1, le=365, description="A monitor alerts once per certificate expiring within these days."
     )

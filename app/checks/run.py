@@ -17,6 +17,7 @@ import httpcore2
 from app.guard import ResolutionFailed, ResolvedTarget, Resolver, TargetUrl
 from app.probe.credentials import Credentials
 from app.probe.evidence import Evidence
+from app.probe.reach import ContactPolicy
 from app.probe.runner import Observation, ProbeFailed, observe, unresolved_result
 from app.settings import Settings
 
@@ -48,6 +49,7 @@ async def full_check(
     credentials: Credentials | None = None,
     observer: Callable[[str], None] | None = None,
     include_tools: bool = False,
+    contact: ContactPolicy | None = None,
 ) -> CheckResult:
     """Probe ``url`` in full and judge every check of the catalogue.
 
@@ -63,6 +65,7 @@ async def full_check(
         resolved=resolved,
         credentials=credentials.as_dict() if credentials is not None else None,
         observer=observer,
+        contact=contact,
     )
     try:
         from app.checks.suite import full_result

@@ -11,7 +11,9 @@ host through the store's slots across all workers and served checks (at most
 ``host_concurrency`` at once, one new probe per ``host_start_interval_s``;
 :mod:`app.service.checks`; the single-flight lock and the slots are held under the job's id, so
 a redelivery after a crash takes them over at once). A host whose turn does not come within
-``job_turn_wait_s`` gets the job back on the queue (never dropped). The result is signed
+``job_turn_wait_s`` gets the job back on the queue (never dropped). A further URL the probe
+would contact (the protected resource metadata a 401 names) is held to the same opt-out list
+and pacing (:mod:`app.jobs.contact`). The result is signed
 (:func:`app.service.checkflow.signed`), its envelope kept for ``GET /v1/attestations/{id}``,
 and its run written to the history with ``run_id = job.id`` (:mod:`app.jobs.runs`: stored once,
 whatever the deliveries). Then the job's source hears the :class:`~app.jobs.model.Outcome`,
@@ -30,6 +32,7 @@ from app.checks.run import unresolved_check
 from app.errors import TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
 from app.guard.shares import LookupOwner, lookups_for
+from app.jobs.contact import contact_policy
 from app.jobs.context import JobContext
 from app.jobs.dispatch import Requeued
 from app.jobs.model import Job, Outcome
@@ -94,8 +97,8 @@ async def outcome_of(ctx: JobContext, job: Job) -> Outcome:
         ctx.metrics.probes.labels(status=result.status).inc()
     else:
         try:
-            result = await ctx.checks.check(resolved, CheckMode(), client=owner.client, paid=False,
-                                            flight_token=job.id)  # fmt: skip
+            mode = CheckMode(contact=contact_policy(target, ctx.optouts, ctx.checks))
+            result = await ctx.checks.check(resolved, mode, client=owner.client, paid=False, flight_token=job.id)
         except TargetBusy:
             await _requeue(ctx, job)
     _payload, attestation = await signed(ctx.services, result, include_tools=False)

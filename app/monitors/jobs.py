@@ -76,7 +76,7 @@ def register(
     """
     deliveries = DeliveryStore(engine)
     made = Registered(
-        monitors=MonitorSource(MonitorStore(engine), history, settings),
+        monitors=MonitorSource(MonitorStore(engine, settings.monitor_run_lost_s), history, settings),
         webhooks=WebhookSource(deliveries, settings),
         deliver=WebhookDeliverer(deliveries, WebhookSecrets(ring), settings, resolver, network_backend),
     )

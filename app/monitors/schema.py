@@ -12,6 +12,8 @@
 - ``monitor_runs``: each run handed out (``run_id``, the job id and history run id, unique),
   with the status its outcome reported (``NULL`` until then): the record that makes
   :meth:`app.monitors.source.MonitorSource.finished` idempotent, and the monitor's last results.
+  The runs without a status yet are indexed apart (partial index on ``due_at``), for the claim's
+  search for runs never reported (:mod:`app.monitors.store`).
 """
 
 from __future__ import annotations
@@ -59,3 +61,10 @@ monitor_runs = Table(
     Column("reason", String(64), nullable=True),
 )
 Index("ix_monitor_runs_monitor_id", monitor_runs.c.monitor, monitor_runs.c.id)
+#: The runs still waiting for their outcome, oldest first (the claim's search for lost runs).
+Index(
+    "ix_monitor_runs_unreported",
+    monitor_runs.c.due_at,
+    postgresql_where=monitor_runs.c.status.is_(None),
+    sqlite_where=monitor_runs.c.status.is_(None),
+)

@@ -19,6 +19,11 @@
   that contacted nothing (``skipped``: the opt-out list said no, or could not be read) is
   not charged: its run goes back to the block (an ``exhausted`` monitor whose last run was
   skipped is active again, and no ``monitor.exhausted`` alert is raised for it).
+- A run handed out whose outcome is never heard (its handler raised and was acknowledged, the
+  scheduler died before enqueueing it, the queue lost it) is not charged either: each claim
+  also marks the runs handed out more than ``lost_after_s`` ago with no outcome ``lost``
+  (reason ``never_reported``) and gives each back to its block, as a skipped run is. An outcome
+  heard after that changes nothing (the run has its status): at worst a run is free.
 - A token is checked against its digest in constant time; an unknown monitor costs the same
   comparison (:meth:`MonitorStore.get`), so the answer does not tell ids from tokens.
 """
@@ -45,6 +50,8 @@ from app.webhooks import store as deliveries
 
 #: Runs of a monitor its view lists.
 RECENT_RUNS = 10
+#: The status and reason of a run whose outcome was never heard.
+LOST, NEVER_REPORTED = "lost", "never_reported"
 _NO_TOKEN = token_digest("")
 
 
@@ -128,8 +135,9 @@ def _monitor(r: Row[Any]) -> Monitor:
 class MonitorStore:
     """Monitors on the history's database (see the module docs)."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, lost_after_s: float = 3600.0) -> None:
         self.engine = engine
+        self.lost_after_s = lost_after_s
 
     async def create(
         self,
@@ -239,7 +247,33 @@ class MonitorStore:
                 run_id = secrets.token_hex(32)
                 await db.execute(monitor_runs.insert().values(monitor=row.id, run_id=run_id, due_at=due))
                 claimed.append(Claimed(row.monitor_id, row.url, run_id, due, last=left == 0))
+        async with self.engine.begin() as db:
+            await self._give_back_lost(db, now)
         return claimed
+
+    async def _give_back_lost(self, db: AsyncConnection, now: datetime) -> None:
+        """Mark the runs never heard of ``lost`` and give each back to its block (see the module docs;
+        rows an outcome is being written to are skipped, never waited for)."""
+        lost = (
+            select(monitor_runs.c.id, monitor_runs.c.monitor)
+            .where(monitor_runs.c.status.is_(None), monitor_runs.c.due_at < now - timedelta(seconds=self.lost_after_s))
+            .order_by(monitor_runs.c.id)
+            .limit(1000)
+        )
+        if db.dialect.name == "postgresql":
+            lost = lost.with_for_update(skip_locked=True)
+        for run in (await db.execute(lost)).all():
+            marked = await db.execute(
+                update(monitor_runs)
+                .where(monitor_runs.c.id == run.id, monitor_runs.c.status.is_(None))
+                .values(status=LOST, reason=NEVER_REPORTED, finished_at=now)
+            )
+            if marked.rowcount == 1:
+                await db.execute(
+                    update(monitors)
+                    .where(monitors.c.id == run.monitor, monitors.c.state != DELETED)
+                    .values(runs_left=monitors.c.runs_left + 1, state=ACTIVE)
+                )
 
     async def finish(
         self, run_id: str, *, status: str, reason: str, now: datetime, decide: Decide, body_of: BodyOf

@@ -38,7 +38,7 @@ from app.probe.classify import Verdict
 from app.probe.evidence import Evidence, Refusal
 from app.probe.exchange import Exchanger
 from app.probe.findings import Findings
-from app.probe.reach import Reach
+from app.probe.reach import ContactPolicy, Reach
 from app.probe.reasons import status_of
 from app.probe.streamable import Conversation
 from app.probe.transport import PinnedBackend, build_transport
@@ -115,6 +115,7 @@ async def observe(
     resolved: ResolvedTarget | None = None,
     credentials: Mapping[str, str] | None = None,
     observer: Callable[[str], None] | None = None,
+    contact: ContactPolicy | None = None,
 ) -> Observation:
     """Check one MCP endpoint live.
 
@@ -131,6 +132,8 @@ async def observe(
         credentials: extra headers for the probed origin only (already validated, see
             :mod:`app.probe.credentials`); never sent to metadata URLs or other hosts.
         observer: called with each step's name as it starts (a progress display).
+        contact: asked before any further URL (protected resource metadata) is contacted
+            (:mod:`app.probe.reach`); the probed URL itself is the caller's to clear.
 
     Returns:
         An :class:`Observation` for every server behaviour, including timeouts and garbage.
@@ -150,7 +153,8 @@ async def observe(
     try:
         if resolved is not None and resolved.url != target:
             raise ValueError("resolved target does not match the URL")
-        plan = _Plan(settings, resolver, network_backend, started + budget, end_reserve, dict(credentials or {}))
+        extra = dict(credentials or {})
+        plan = _Plan(settings, resolver, network_backend, started + budget, end_reserve, extra, contact)
         await _run(target, findings, plan, resolved)
     except TargetRefused:
         raise
@@ -169,6 +173,7 @@ class _Plan:
     deadline: float
     end_reserve: float
     credentials: dict[str, str]
+    contact: ContactPolicy | None = None
 
 
 async def _run(target: TargetUrl, findings: Findings, plan: _Plan, resolved: ResolvedTarget | None) -> None:
@@ -228,7 +233,7 @@ async def _run(target: TargetUrl, findings: Findings, plan: _Plan, resolved: Res
         if conversation.auth_reply is not None:
             from app.probe.auth import discover as discover_auth
 
-            reach = Reach(backend, resolver_, allow_private=settings.allow_private)
+            reach = Reach(backend, resolver_, allow_private=settings.allow_private, policy=plan.contact)
             findings.auth = await discover_auth(exchanger, reach, target, conversation.auth_reply, flow_deadline)
         if target.scheme == "https":
             findings.tls = await _tls_facts(exchanger, backend, target, findings, deadline)

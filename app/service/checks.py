@@ -40,6 +40,7 @@ from app.guard import ResolvedTarget
 from app.guard.shares import LookupOwner, lookups_for
 from app.probe import ProbeResult
 from app.probe.credentials import Credentials
+from app.probe.reach import ContactPolicy
 from app.service.metrics import Metrics
 from app.settings import Settings
 from app.store import Store, key
@@ -47,11 +48,13 @@ from app.store import Store, key
 
 @dataclass(frozen=True)
 class CheckMode:
-    """What kind of check: light (handshake only), full, full with tool definitions; with credentials or not."""
+    """What kind of check: light (handshake only), full, full with tool definitions; with credentials or not;
+    and the caller's say on further URLs the probe contacts (``contact``, :mod:`app.probe.reach`)."""
 
     light: bool = False
     include_tools: bool = False
     credentials: Credentials | None = None
+    contact: ContactPolicy | None = None
 
     @property
     def flight(self) -> str:
@@ -180,18 +183,15 @@ class CheckRunner:
         budget = self.settings.light_probe_timeout_s if mode.light else self.settings.probe_timeout_s
         token = "job:" + job if job is not None else secrets.token_hex(16)
         mine = key("host-client", host, turn.klass, turn.client)
-        slots, gate = key("host-slots", host, turn.klass), key("host-start", host, turn.klass)
+        slots = key("host-slots", host, turn.klass)
         asked = time.monotonic()
         await self._slot(mine, token, self.settings.host_client_concurrency, budget, deadline, asked)
         try:
             await self._slot(slots, token, self.settings.host_concurrency, budget, deadline, asked)
             try:
-                interval = self.settings.host_start_interval_s
-                while interval > 0 and not await self.store.set_nx(gate, b"1", interval + START_SLACK_S):
-                    if time.monotonic() > deadline:
-                        self.metrics.turn_wait.observe(time.monotonic() - asked)
-                        raise TargetBusy(math.ceil(interval))
-                    await asyncio.sleep(_POLL_S)
+                if not await self.start_turn(host, turn.paid, deadline):
+                    self.metrics.turn_wait.observe(time.monotonic() - asked)
+                    raise TargetBusy(math.ceil(self.settings.host_start_interval_s))
                 started = time.monotonic()
                 self.metrics.turn_wait.observe(started - asked)
                 with lookups_for(LookupOwner(turn.client, paid=turn.paid)):  # the probe's own lookups too
@@ -203,6 +203,17 @@ class CheckRunner:
                 await self.store.release_slot(slots, token)
         finally:
             await self.store.release_slot(mine, token)
+
+    async def start_turn(self, host: str, paid: bool, deadline: float) -> bool:
+        """Wait (until ``deadline``, monotonic) for the host's next start in its class: at most one
+        new contact per ``host_start_interval_s`` across every process on the store. False: none came."""
+        interval = self.settings.host_start_interval_s
+        gate = key("host-start", host, Turn("", paid).klass)
+        while interval > 0 and not await self.store.set_nx(gate, b"1", interval + START_SLACK_S):
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(_POLL_S)
+        return True
 
     async def _slot(self, name: str, token: str, limit: int, budget: float, deadline: float, asked: float) -> None:
         """Take one of ``limit`` slots ``name``, waiting until ``deadline`` (the wait counted from ``asked``)."""

@@ -87,6 +87,7 @@ class Services:
                 resolved=target,
                 credentials=mode.credentials,
                 observer=clock,
+                contact=mode.contact,
                 include_tools=True,  # (kept for the history; the answer holds them only when asked)
             )
         else:
@@ -98,6 +99,7 @@ class Services:
                 network_backend=self.network_backend,
                 resolved=target,
                 observer=clock,
+                contact=mode.contact,
             )
             result = observation.result
         self.tracing.probe_steps(clock, result)
@@ -251,7 +253,7 @@ def build_services(
             interval_s=settings.history_prune_interval_s,
         ),
         optouts=OptOutList(history.engine),
-        monitors=MonitorStore(history.engine),
+        monitors=MonitorStore(history.engine, settings.monitor_run_lost_s),
         deliveries=DeliveryStore(history.engine),
         monitor_payments=PaymentGate(
             settings, traced, store, price_usd=block_price(settings), resource=monitor_resource(settings)
