@@ -15,6 +15,9 @@ from tests.web.directory_seed import HOSTILE_DESCRIPTION, seed_directory
 from tests.web.markup import parse
 from tests.web.test_pages import assert_page
 
+#: The pages read the same store code on both backends (tests/web/conftest.py).
+BOTH_BACKENDS = True
+
 FLY = server_id_of("https://fly.example.com/mcp")
 
 

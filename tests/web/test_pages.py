@@ -18,6 +18,9 @@ from tests.web import hostile
 from tests.web.conftest import Site, SiteFactory
 from tests.web.markup import parse
 
+#: The pages read the same store code on both backends (tests/web/conftest.py).
+BOTH_BACKENDS = True
+
 NONCE = re.compile(r"script-src 'nonce-([A-Za-z0-9_-]{22})'")
 
 
@@ -100,7 +103,7 @@ def test_form_refusals_render_the_reason_at_the_api_status(
         if status == 429:
             post(running, target, **headers)
         answer = post(running, target, **headers)
-        kept = stored(running.database) if (running.data_dir / "history.sqlite3").exists() else []
+        kept = stored(running.database) if running.database_exists else []
     assert answer.status_code == status, answer.text
     assert_page(answer)
     (alert,) = [e for e in parse(answer.text).elements if e.attrs.get("role") == "alert"]

@@ -16,6 +16,9 @@ from tests.web.conftest import Site, SiteFactory
 from tests.web.markup import parse
 from tests.web.test_pages import assert_page
 
+#: The pages read the same store code on both backends (tests/web/conftest.py).
+BOTH_BACKENDS = True
+
 HOSTILE = '"><script>alert(1)</script><svg onload=alert(2)>'
 
 
