@@ -12,7 +12,8 @@
 - ``monitor_runs``: each run handed out (``run_id``, the job id and history run id, unique),
   with the status its outcome reported (``NULL`` until then): the record that makes
   :meth:`app.monitors.source.MonitorSource.finished` idempotent, and the monitor's last results.
-  The runs without a status yet are indexed apart (partial index on ``due_at``), for the claim's
+  ``claimed_at`` is when the run was handed out. The runs without a status yet are indexed
+  apart (partial index on ``claimed_at``), for the claim's
   search for runs never reported (:mod:`app.monitors.store`).
 """
 
@@ -56,15 +57,16 @@ monitor_runs = Table(
     Column("monitor", Key, ForeignKey("monitors.id", ondelete="CASCADE"), nullable=False),
     Column("run_id", String(64), nullable=False, unique=True),
     Column("due_at", Moment, nullable=False),
+    Column("claimed_at", Moment, nullable=True),
     Column("finished_at", Moment, nullable=True),
     Column("status", String(32), nullable=True),
     Column("reason", String(64), nullable=True),
 )
 Index("ix_monitor_runs_monitor_id", monitor_runs.c.monitor, monitor_runs.c.id)
-#: The runs still waiting for their outcome, oldest first (the claim's search for lost runs).
+#: The runs still waiting for their outcome, by when they were handed out (the claim's search for lost runs).
 Index(
     "ix_monitor_runs_unreported",
-    monitor_runs.c.due_at,
+    monitor_runs.c.claimed_at,
     postgresql_where=monitor_runs.c.status.is_(None),
     sqlite_where=monitor_runs.c.status.is_(None),
 )

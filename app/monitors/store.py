@@ -21,16 +21,22 @@
   skipped is active again, and no ``monitor.exhausted`` alert is raised for it).
 - A run handed out whose outcome is never heard (its handler raised and was acknowledged, the
   scheduler died before enqueueing it, the queue lost it) is not charged either: each claim
-  also marks the runs handed out more than ``lost_after_s`` ago with no outcome ``lost``
-  (reason ``never_reported``) and gives each back to its block, as a skipped run is. An outcome
-  heard after that changes nothing (the run has its status): at worst a run is free.
+  also marks the runs *handed out* (``claimed_at``, not their due time: a monitor that fell
+  behind is handed out late) more than ``lost_after_s`` ago with no outcome ``lost`` (reason
+  ``never_reported``) and gives them back to their blocks, as a skipped run is, in a
+  transaction of its own after the claim's: a give-back that fails is logged and tried at the
+  next claim, and never costs the batch just claimed. An outcome heard after that changes
+  nothing (the run has its status): at worst a run is free. A block given back is active again
+  and its ``monitor.exhausted`` alert armed again (it is sent when the block runs out anew).
 - A token is checked against its digest in constant time; an unknown monitor costs the same
   comparison (:meth:`MonitorStore.get`), so the answer does not tell ids from tokens.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -48,6 +54,7 @@ from app.monitors.schema import ACTIVE, DELETED, EXHAUSTED, monitor_runs, monito
 from app.monitors.secrets import token_digest, token_matches
 from app.webhooks import store as deliveries
 
+logger = logging.getLogger("mcp_sonde.monitors")
 #: Runs of a monitor its view lists.
 RECENT_RUNS = 10
 #: The status and reason of a run whose outcome was never heard.
@@ -245,10 +252,15 @@ class MonitorStore:
                 if moved.rowcount != 1:
                     continue
                 run_id = secrets.token_hex(32)
-                await db.execute(monitor_runs.insert().values(monitor=row.id, run_id=run_id, due_at=due))
+                await db.execute(
+                    monitor_runs.insert().values(monitor=row.id, run_id=run_id, due_at=due, claimed_at=now)
+                )
                 claimed.append(Claimed(row.monitor_id, row.url, run_id, due, last=left == 0))
-        async with self.engine.begin() as db:
-            await self._give_back_lost(db, now)
+        try:
+            async with self.engine.begin() as db:
+                await self._give_back_lost(db, now)
+        except Exception as exc:  # (a locked or deadlocked database): the next claim tries again
+            logger.warning("lost monitor runs not given back yet: %s", type(exc).__name__)
         return claimed
 
     async def _give_back_lost(self, db: AsyncConnection, now: datetime) -> None:
@@ -256,24 +268,24 @@ class MonitorStore:
         rows an outcome is being written to are skipped, never waited for)."""
         lost = (
             select(monitor_runs.c.id, monitor_runs.c.monitor)
-            .where(monitor_runs.c.status.is_(None), monitor_runs.c.due_at < now - timedelta(seconds=self.lost_after_s))
-            .order_by(monitor_runs.c.id)
+            .where(monitor_runs.c.status.is_(None),
+                   monitor_runs.c.claimed_at < now - timedelta(seconds=self.lost_after_s))
+            .order_by(monitor_runs.c.claimed_at)
             .limit(1000)
-        )
+        )  # fmt: skip
         if db.dialect.name == "postgresql":
             lost = lost.with_for_update(skip_locked=True)
+        given: Counter[int] = Counter()
         for run in (await db.execute(lost)).all():
             marked = await db.execute(
                 update(monitor_runs)
                 .where(monitor_runs.c.id == run.id, monitor_runs.c.status.is_(None))
                 .values(status=LOST, reason=NEVER_REPORTED, finished_at=now)
             )
-            if marked.rowcount == 1:
-                await db.execute(
-                    update(monitors)
-                    .where(monitors.c.id == run.monitor, monitors.c.state != DELETED)
-                    .values(runs_left=monitors.c.runs_left + 1, state=ACTIVE)
-                )
+            given[run.monitor] += marked.rowcount
+        for monitor in sorted(given):  # (one order of monitor rows for every writer: no deadlock between two)
+            if given[monitor]:
+                await db.execute(_given_back(monitor, given[monitor]))
 
     async def finish(
         self, run_id: str, *, status: str, reason: str, now: datetime, decide: Decide, body_of: BodyOf
@@ -296,11 +308,7 @@ class MonitorStore:
             if monitor.state == DELETED:
                 return Finished(monitor, [])
             if status in NOT_A_STATUS:  # nothing contacted: the run goes back to the block
-                await db.execute(
-                    update(monitors)
-                    .where(monitors.c.id == key)
-                    .values(runs_left=monitors.c.runs_left + 1, state=ACTIVE)
-                )
+                await db.execute(_given_back(key, 1))
                 row = (await db.execute(select(monitors).where(monitors.c.id == key))).one()
                 monitor = _monitor(row)
             watch = Watch(
@@ -325,6 +333,16 @@ class MonitorStore:
                 await deliveries.add(db, key, alert.event, body_of(monitor, alert, run_id), now) for alert in alerts
             ]
         return Finished(monitor, made)
+
+
+def _given_back(monitor: int, runs: int) -> Any:
+    """``runs`` runs back to the block of ``monitor`` (not a deleted one): active again, and its
+    exhausted alert armed again when it had gone out."""
+    return (
+        update(monitors)
+        .where(monitors.c.id == monitor, monitors.c.state != DELETED)
+        .values(runs_left=monitors.c.runs_left + runs, state=ACTIVE, exhausted_sent=False)
+    )
 
 
 def _locked(db: AsyncConnection, query: Select[Any]) -> Select[Any]:
