@@ -42,7 +42,7 @@ def contact_policy(job_target: TargetUrl, optouts: KnownOptOuts, checks: CheckRu
             return "optout_unavailable"
         if url.host == job_target.host:
             return None
-        if not await checks.start_turn(url.host, False, time.monotonic() + TURN_WAIT_S):
+        if not await checks.start_turn(url.host, "free", time.monotonic() + TURN_WAIT_S):  # (jobs are free)
             return "target_busy"
         return None
 

@@ -189,7 +189,7 @@ class CheckRunner:
         try:
             await self._slot(slots, token, self.settings.host_concurrency, budget, deadline, asked)
             try:
-                if not await self.start_turn(host, turn.paid, deadline):
+                if not await self.start_turn(host, turn.klass, deadline):
                     self.metrics.turn_wait.observe(time.monotonic() - asked)
                     raise TargetBusy(math.ceil(self.settings.host_start_interval_s))
                 started = time.monotonic()
@@ -204,11 +204,12 @@ class CheckRunner:
         finally:
             await self.store.release_slot(mine, token)
 
-    async def start_turn(self, host: str, paid: bool, deadline: float) -> bool:
-        """Wait (until ``deadline``, monotonic) for the host's next start in its class: at most one
-        new contact per ``host_start_interval_s`` across every process on the store. False: none came."""
+    async def start_turn(self, host: str, klass: str, deadline: float) -> bool:
+        """Wait (until ``deadline``, monotonic) for the host's next start in its class (``paid`` or
+        ``free``): at most one new contact per ``host_start_interval_s`` across every process on the
+        store. False: none came."""
         interval = self.settings.host_start_interval_s
-        gate = key("host-start", host, Turn("", paid).klass)
+        gate = key("host-start", host, klass)
         while interval > 0 and not await self.store.set_nx(gate, b"1", interval + START_SLACK_S):
             if time.monotonic() > deadline:
                 return False
