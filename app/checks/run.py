@@ -17,6 +17,7 @@ import httpcore2
 from app.guard import ResolutionFailed, ResolvedTarget, Resolver, TargetUrl
 from app.probe.credentials import Credentials
 from app.probe.evidence import Evidence
+from app.probe.pace import Pace
 from app.probe.reach import ContactPolicy
 from app.probe.runner import Observation, ProbeFailed, observe, unresolved_result
 from app.settings import Settings
@@ -50,11 +51,13 @@ async def full_check(
     observer: Callable[[str], None] | None = None,
     include_tools: bool = False,
     contact: ContactPolicy | None = None,
+    pace: Pace | None = None,
 ) -> CheckResult:
     """Probe ``url`` in full and judge every check of the catalogue.
 
     Raises:
         TargetRefused: the URL is refused (nothing was connected to).
+        PaceRefused: the host's start turn did not come (nothing was connected to).
         ProbeFailed: a fault of the probe itself.
     """
     observation = await observe(
@@ -66,6 +69,7 @@ async def full_check(
         credentials=credentials.as_dict() if credentials is not None else None,
         observer=observer,
         contact=contact,
+        pace=pace,
     )
     try:
         from app.checks.suite import full_result

@@ -13,7 +13,7 @@ host through the store's slots across all workers and served checks (at most
 a redelivery after a crash takes them over at once). A host whose turn does not come within
 ``job_turn_wait_s`` gets the job back on the queue (never dropped). A further URL the probe
 would contact (the protected resource metadata a 401 names) is held to the same opt-out list
-and pacing (:mod:`app.jobs.contact`). The result is signed
+(:mod:`app.jobs.contact`) and paced as every host a probe contacts (:mod:`app.service.turns`). The result is signed
 (:func:`app.service.checkflow.signed`), its envelope kept for ``GET /v1/attestations/{id}``,
 and its run written to the history with ``run_id = job.id`` (:mod:`app.jobs.runs`: stored once,
 whatever the deliveries). Then the job's source hears the :class:`~app.jobs.model.Outcome`,
@@ -97,7 +97,7 @@ async def outcome_of(ctx: JobContext, job: Job) -> Outcome:
         ctx.metrics.probes.labels(status=result.status).inc()
     else:
         try:
-            mode = CheckMode(contact=contact_policy(target, ctx.optouts, ctx.checks))
+            mode = CheckMode(contact=contact_policy(ctx.optouts))
             result = await ctx.checks.check(resolved, mode, client=owner.client, paid=False, flight_token=job.id)
         except TargetBusy:
             await _requeue(ctx, job)

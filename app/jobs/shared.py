@@ -57,6 +57,12 @@ class SharedOnly:
         except StoreError:
             return False
 
+    async def renew_if_equal(self, key: str, value: bytes, ttl_s: float) -> bool:
+        try:
+            return await self.primary.renew_if_equal(key, value, ttl_s)
+        except StoreError:
+            return False
+
     async def draw(self, keys: list[str], caps: list[int], ttl_s: float) -> list[int] | None:
         try:
             return await self.primary.draw(keys, caps, ttl_s)

@@ -27,6 +27,7 @@ from app.guard import TargetUrl
 from app.probe.challenge import AuthChallenge, challenge_params, parse_www_authenticate
 from app.probe.classify import classify_exception
 from app.probe.exchange import Exchanger, Reply
+from app.probe.pace import PaceRefused
 from app.probe.reach import Reach
 from app.probe.text import clean_text
 
@@ -145,6 +146,9 @@ async def discover(exchanger: Exchanger, reach: Reach, probed: TargetUrl, reply:
                 headers={"Accept": "application/json"},
                 timeout_s=min(LOOKUP_TIMEOUT_S, remaining),
             )
+        except PaceRefused as exc:  # (the host's start turn did not come: not contacted)
+            lookup.refused = exc.reason
+            continue
         except (TimeoutError, httpx2.HTTPError) as exc:
             lookup.failed = classify_exception(exc).reason
             continue

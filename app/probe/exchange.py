@@ -41,6 +41,7 @@ import httpx2
 from app import jsonsafe
 from app.probe.body import BodyKind, CappedDecoder, UnsupportedEncoding, kind_from_header, sniff
 from app.probe.jsonrpc import JsonObject, error_of, id_type_changed, matches
+from app.probe.pace import Pace
 from app.probe.sse import SseEvent, SseParser
 from app.probe.transport import PinnedTransport
 
@@ -273,6 +274,7 @@ class Exchanger:
         read_timeout_s: budget between two reads of a reply, seconds (each exchange also has
             an overall deadline).
         cap: most decoded body bytes read per reply.
+        pace: told when the first request to each host is on the wire (:mod:`app.probe.pace`).
     """
 
     def __init__(
@@ -283,8 +285,11 @@ class Exchanger:
         connect_timeout_s: float,
         read_timeout_s: float,
         cap: int,
+        pace: Pace | None = None,
     ) -> None:
         self.transport = transport
+        self._pace = pace
+        self._sent_to: set[str] = set()
         self.cap = cap
         self.retries_left = 1
         self.peer_certificate: dict[str, Any] | None = None
@@ -376,9 +381,11 @@ class Exchanger:
         limits = {"connect": self._connect_timeout_s, "read": read_timeout_s, "write": self._read_timeout_s}
         limits["pool"] = self._read_timeout_s
         extensions: dict[str, Any] = {"timeout": limits}
-        if on_sent is not None:
-            extensions["trace"] = _written(on_sent)
         parsed = self._url(url)
+        host = parsed.raw_host.decode("ascii").lower()
+        first = self._pace is not None and host not in self._sent_to
+        if on_sent is not None or first:
+            extensions["trace"] = self._written(on_sent, host if first else None)
         while True:
             request = httpx2.Request(
                 method, parsed, headers=self._base_headers | headers, content=content, extensions=extensions
@@ -396,6 +403,23 @@ class Exchanger:
             if parsed.scheme == "https":  # (asking a plain socket for its TLS object builds a dict each time)
                 self._note_tls(response)
             return response
+
+    def _written(
+        self, on_sent: Callable[[], None] | None, first_to: str | None
+    ) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+        """An httpcore2 ``trace`` callback for when the request's body is on the wire: it calls
+        ``on_sent``, and tells the pace of the first request to host ``first_to``."""
+
+        async def trace(event: str, info: dict[str, Any]) -> None:
+            if event != "http11.send_request_body.complete":
+                return
+            if on_sent is not None:
+                on_sent()
+            if first_to is not None and self._pace is not None and first_to not in self._sent_to:
+                self._sent_to.add(first_to)
+                await self._pace.sent(first_to)
+
+        return trace
 
     def _note_tls(self, response: httpx2.Response) -> None:
         if self.peer_certificate_der is not None:
@@ -443,16 +467,6 @@ class Exchanger:
         except (httpx2.RemoteProtocolError, httpx2.ReadError):
             reader.reply.body_incomplete = True  # the body broke off after the headers
         reading.ended = True
-
-
-def _written(on_sent: Callable[[], None]) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
-    """An httpcore2 ``trace`` callback calling ``on_sent`` once the request's body is on the wire."""
-
-    async def trace(event: str, info: dict[str, Any]) -> None:
-        if event == "http11.send_request_body.complete":
-            on_sent()
-
-    return trace
 
 
 @dataclass

@@ -7,7 +7,9 @@ Policy:
 - The whole probe is bounded by ``probe_timeout_s`` (``light_probe_timeout_s`` for a light
   probe), of which ``session_end_timeout_s`` is kept back for the closing DELETE.
 - Whatever the server does, the probe returns a :class:`ProbeResult`. Only a fault of the
-  probe itself raises (:class:`ProbeFailed`), so callers can tell our faults from the server's.
+  probe itself raises (:class:`ProbeFailed`), so callers can tell our faults from the server's,
+  and the caller's own pace when it gives the probed host no turn (:class:`PaceRefused`,
+  :mod:`app.probe.pace`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from app.probe.classify import Verdict
 from app.probe.evidence import Evidence, Refusal
 from app.probe.exchange import Exchanger
 from app.probe.findings import Findings
+from app.probe.pace import Pace, PaceRefused
 from app.probe.reach import ContactPolicy, Reach
 from app.probe.reasons import status_of
 from app.probe.streamable import Conversation
@@ -116,6 +119,7 @@ async def observe(
     credentials: Mapping[str, str] | None = None,
     observer: Callable[[str], None] | None = None,
     contact: ContactPolicy | None = None,
+    pace: Pace | None = None,
 ) -> Observation:
     """Check one MCP endpoint live.
 
@@ -134,12 +138,15 @@ async def observe(
         observer: called with each step's name as it starts (a progress display).
         contact: asked before any further URL (protected resource metadata) is contacted
             (:mod:`app.probe.reach`); the probed URL itself is the caller's to clear.
+        pace: asked before the first connection to each host, and told of the first request
+            (:mod:`app.probe.pace`); a further host it refuses is reported, not contacted.
 
     Returns:
         An :class:`Observation` for every server behaviour, including timeouts and garbage.
 
     Raises:
         TargetRefused: the URL's form or its addresses are refused (nothing was connected to).
+        PaceRefused: the probed host's start turn did not come (nothing was connected to).
         ProbeFailed: a fault of the probe itself (reason ``probe_internal_error``).
     """
     settings = settings or get_settings()
@@ -154,9 +161,9 @@ async def observe(
         if resolved is not None and resolved.url != target:
             raise ValueError("resolved target does not match the URL")
         extra = dict(credentials or {})
-        plan = _Plan(settings, resolver, network_backend, started + budget, end_reserve, extra, contact)
+        plan = _Plan(settings, resolver, network_backend, started + budget, end_reserve, extra, contact, pace)
         await _run(target, findings, plan, resolved)
-    except TargetRefused:
+    except (TargetRefused, PaceRefused):
         raise
     except Exception as exc:
         logger.exception("probe failed internally")
@@ -174,6 +181,7 @@ class _Plan:
     end_reserve: float
     credentials: dict[str, str]
     contact: ContactPolicy | None = None
+    pace: Pace | None = None
 
 
 async def _run(target: TargetUrl, findings: Findings, plan: _Plan, resolved: ResolvedTarget | None) -> None:
@@ -195,7 +203,7 @@ async def _run(target: TargetUrl, findings: Findings, plan: _Plan, resolved: Res
         if resolved is None:
             return
     findings.addresses = [str(a) for a in resolved.addresses]
-    backend = PinnedBackend({target.host: resolved.addresses}, inner=plan.network_backend)
+    backend = PinnedBackend({target.host: resolved.addresses}, inner=plan.network_backend, pace=plan.pace)
     transport = build_transport(
         backend,
         ca_bundle=settings.ca_bundle,
@@ -209,6 +217,7 @@ async def _run(target: TargetUrl, findings: Findings, plan: _Plan, resolved: Res
             connect_timeout_s=settings.connect_timeout_s,
             read_timeout_s=settings.step_timeout_s,
             cap=settings.reply_cap_bytes,
+            pace=plan.pace,
         )
         conversation = Conversation(
             exchanger=exchanger,

@@ -5,7 +5,8 @@ Policy: the probe resolves a host once (:mod:`app.guard.target`) and *pins* the 
 request's host up in that pin table and dials the pinned address: it never resolves a name,
 and a host that was not pinned cannot be reached at all. The URL keeps its host name, so the
 ``Host`` header and the TLS SNI / certificate name check stay the host name (RFC 9110
-section 7.2, RFC 6066 section 3).
+section 7.2, RFC 6066 section 3). The first connection to each host waits for the caller's
+start turn (:mod:`app.probe.pace`).
 
 Requests go straight to the transport built by :func:`build_transport` (no client layer), so
 no cookie is ever stored or sent, proxy environment variables are never read, redirects are
@@ -25,6 +26,7 @@ import httpcore2
 import httpx2
 
 from app.guard.addresses import IPAddress
+from app.probe.pace import Pace
 from app.probe.warm import WarmPool
 
 
@@ -36,12 +38,18 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
             order. Add hosts later with :meth:`pin` after they pass the guard.
         inner: the backend that opens the socket to an IP address (default: httpcore2's
             anyio backend). Tests may pass another real backend to observe the dialled address.
+        pace: asked before the first connection to each host (:mod:`app.probe.pace`).
     """
 
     def __init__(
-        self, pins: Mapping[str, Iterable[IPAddress]] | None = None, inner: httpcore2.AsyncNetworkBackend | None = None
+        self,
+        pins: Mapping[str, Iterable[IPAddress]] | None = None,
+        inner: httpcore2.AsyncNetworkBackend | None = None,
+        pace: Pace | None = None,
     ) -> None:
         self._pins: dict[str, tuple[str, ...]] = {}
+        self._pace = pace
+        self._contacted: set[str] = set()
         self._inner = inner or httpcore2.AnyIOBackend()
         self.dialled: list[tuple[str, int]] = []
         self.warm = WarmPool()
@@ -125,6 +133,9 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         addresses = self._pins.get(host)
         if not addresses:
             raise httpcore2.ConnectError(f"host {host!r} was not cleared by the target guard")
+        if self._pace is not None and host not in self._contacted:
+            await self._pace.dialling(host)  # (raises PaceRefused: not contacted)
+            self._contacted.add(host)
         last_error: Exception | None = None
         for address in addresses:
             self.dialled.append((address, port))

@@ -8,9 +8,11 @@ Policy:
   probe the others wait for); across instances through a store lock, whose holder publishes
   the result under the lock's token for the waiters.
 - Per target host, at most ``host_concurrency`` probes run at once across all instances, and
-  at most one new probe starts per ``host_start_interval_s`` (as the host sees it: the start
-  gate is held :data:`START_SLACK_S` longer). A check that cannot start within
-  ``queue_budget_s`` raises :class:`TargetBusy` (the API answers 429 with ``Retry-After``).
+  at most one new probe starts per ``host_start_interval_s`` as the host sees it: the turn is
+  taken before the probe and held again at its first connection and its first request, to
+  every host it contacts (:mod:`app.service.turns`). A check that cannot start within
+  ``queue_budget_s`` raises :class:`TargetBusy` (the API answers 429 with ``Retry-After``), as
+  does one whose turn lapsed before its first contact and did not come back in time.
 - Paid checks never wait behind free work (free-pool checks, badge probes and refreshes): the
   two classes have their own turns (slots and start pace) per host, and share a probe only
   within their class. So a host sees at most ``host_concurrency`` free and
@@ -32,7 +34,7 @@ import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.checks.model import CheckResult
 from app.errors import SondeError
@@ -40,8 +42,10 @@ from app.guard import ResolvedTarget
 from app.guard.shares import LookupOwner, lookups_for
 from app.probe import ProbeResult
 from app.probe.credentials import Credentials
+from app.probe.pace import Pace, PaceRefused
 from app.probe.reach import ContactPolicy
 from app.service.metrics import Metrics
+from app.service.turns import ProbePace, StartTurns
 from app.settings import Settings
 from app.store import Store, key
 
@@ -49,12 +53,14 @@ from app.store import Store, key
 @dataclass(frozen=True)
 class CheckMode:
     """What kind of check: light (handshake only), full, full with tool definitions; with credentials or not;
-    and the caller's say on further URLs the probe contacts (``contact``, :mod:`app.probe.reach`)."""
+    the caller's say on further URLs the probe contacts (``contact``, :mod:`app.probe.reach`); and the
+    probe's start turns (``pace``, set by the runner for each probe: :mod:`app.service.turns`)."""
 
     light: bool = False
     include_tools: bool = False
     credentials: Credentials | None = None
     contact: ContactPolicy | None = None
+    pace: Pace | None = None
 
     @property
     def flight(self) -> str:
@@ -77,10 +83,6 @@ class Turn:
 
 ProbeFn = Callable[[ResolvedTarget, CheckMode], Awaitable[ProbeResult]]
 _POLL_S = 0.05
-#: The start gate is held this much past ``host_start_interval_s``: the time between taking the
-#: turn and the probe's first byte reaching the host (scheduling, connect) varies, and the host
-#: must see no two starts closer than the interval (measured at the server, bench/sweep.py).
-START_SLACK_S = 0.1
 
 
 class TargetBusy(SondeError):
@@ -106,6 +108,7 @@ class CheckRunner:
         self.settings = settings
         self.probe = probe
         self.metrics = metrics
+        self.turns = StartTurns(store, settings.host_start_interval_s)
         self._running: dict[str, asyncio.Task[ProbeResult]] = {}
 
     async def check(
@@ -189,13 +192,18 @@ class CheckRunner:
         try:
             await self._slot(slots, token, self.settings.host_concurrency, budget, deadline, asked)
             try:
-                if not await self.start_turn(host, turn.klass, deadline):
+                busy = TargetBusy(math.ceil(self.settings.host_start_interval_s))
+                if not await self.turns.take(host, turn.klass, token.encode(), deadline):
                     self.metrics.turn_wait.observe(time.monotonic() - asked)
-                    raise TargetBusy(math.ceil(self.settings.host_start_interval_s))
+                    raise busy
                 started = time.monotonic()
                 self.metrics.turn_wait.observe(started - asked)
-                with lookups_for(LookupOwner(turn.client, paid=turn.paid)):  # the probe's own lookups too
-                    result = await self.probe(target, mode)
+                paced = replace(mode, pace=ProbePace(self.turns, turn.klass, token.encode()))
+                try:
+                    with lookups_for(LookupOwner(turn.client, paid=turn.paid)):  # the probe's own lookups too
+                        result = await self.probe(target, paced)
+                except PaceRefused as exc:  # (its turn lapsed before its first contact, and did not come back)
+                    raise busy from exc
                 self.metrics.probes.labels(status=result.status).inc()
                 self.metrics.probe_seconds.observe(time.monotonic() - started)
                 return result
@@ -203,18 +211,6 @@ class CheckRunner:
                 await self.store.release_slot(slots, token)
         finally:
             await self.store.release_slot(mine, token)
-
-    async def start_turn(self, host: str, klass: str, deadline: float) -> bool:
-        """Wait (until ``deadline``, monotonic) for the host's next start in its class (``paid`` or
-        ``free``): at most one new contact per ``host_start_interval_s`` across every process on the
-        store. False: none came."""
-        interval = self.settings.host_start_interval_s
-        gate = key("host-start", host, klass)
-        while interval > 0 and not await self.store.set_nx(gate, b"1", interval + START_SLACK_S):
-            if time.monotonic() > deadline:
-                return False
-            await asyncio.sleep(_POLL_S)
-        return True
 
     async def _slot(self, name: str, token: str, limit: int, budget: float, deadline: float, asked: float) -> None:
         """Take one of ``limit`` slots ``name``, waiting until ``deadline`` (the wait counted from ``asked``)."""

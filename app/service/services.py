@@ -88,6 +88,7 @@ class Services:
                 credentials=mode.credentials,
                 observer=clock,
                 contact=mode.contact,
+                pace=mode.pace,
                 include_tools=True,  # (kept for the history; the answer holds them only when asked)
             )
         else:
@@ -100,6 +101,7 @@ class Services:
                 resolved=target,
                 observer=clock,
                 contact=mode.contact,
+                pace=mode.pace,
             )
             result = observation.result
         self.tracing.probe_steps(clock, result)

@@ -44,6 +44,10 @@ class Store(Protocol):
         """Delete ``key`` only if it holds ``value`` (releasing one's own lock)."""
         ...
 
+    async def renew_if_equal(self, key: str, value: bytes, ttl_s: float) -> bool:
+        """Give ``key`` a new lifetime of ``ttl_s`` seconds only if it holds ``value`` (keeping one's own lock)."""
+        ...
+
     async def draw(self, keys: list[str], caps: list[int], ttl_s: float) -> list[int] | None:
         """Increment every counter in ``keys`` by one, only if each is below its cap; all or nothing.
 

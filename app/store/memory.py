@@ -126,6 +126,12 @@ class MemoryStore(Store):
             return True
         return False
 
+    async def renew_if_equal(self, key: str, value: bytes, ttl_s: float) -> bool:
+        if self._live(key) == value:
+            self._put(key, value, ttl_s)
+            return True
+        return False
+
     def _counter(self, key: str) -> int:
         value = self._live(key)
         return int(value) if value is not None else 0

@@ -19,6 +19,11 @@ _DELETE_IF_EQUAL = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
+# ARGV: value, ttl_ms
+_RENEW_IF_EQUAL = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
 # ARGV: ttl_ms, cap_1 .. cap_n
 _DRAW = """
 for i, k in ipairs(KEYS) do
@@ -74,6 +79,7 @@ class RedisStore(Store):
             health_check_interval=30,
         )
         self._delete_if_equal = self.client.register_script(_DELETE_IF_EQUAL)
+        self._renew_if_equal = self.client.register_script(_RENEW_IF_EQUAL)
         self._draw = self.client.register_script(_DRAW)
         self._undraw = self.client.register_script(_UNDRAW)
         self._acquire_slot = self.client.register_script(_ACQUIRE_SLOT)
@@ -100,6 +106,12 @@ class RedisStore(Store):
     async def delete_if_equal(self, key: str, value: bytes) -> bool:
         try:
             return bool(await self._delete_if_equal(keys=[self._ns + key], args=[value]))
+        except (RedisError, OSError) as exc:
+            raise StoreError(str(exc)) from exc
+
+    async def renew_if_equal(self, key: str, value: bytes, ttl_s: float) -> bool:
+        try:
+            return bool(await self._renew_if_equal(keys=[self._ns + key], args=[value, max(1, int(ttl_s * 1000))]))
         except (RedisError, OSError) as exc:
             raise StoreError(str(exc)) from exc
 

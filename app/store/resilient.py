@@ -97,6 +97,12 @@ class ResilientStore(Store):
             lambda: self.primary.delete_if_equal(key, value), lambda: self.fallback.delete_if_equal(key, value)
         )
 
+    async def renew_if_equal(self, key: str, value: bytes, ttl_s: float) -> bool:
+        return await self._call(
+            lambda: self.primary.renew_if_equal(key, value, ttl_s),
+            lambda: self.fallback.renew_if_equal(key, value, ttl_s),
+        )
+
     async def draw(self, keys: list[str], caps: list[int], ttl_s: float) -> list[int] | None:
         return await self._call(
             lambda: self.primary.draw(keys, caps, ttl_s), lambda: self.fallback.draw(keys, caps, ttl_s)

@@ -56,6 +56,20 @@ async def test_set_nx_is_a_lock(store: Store) -> None:
     assert await store.set_nx(k, b"b", 5)
 
 
+async def test_renew_if_equal_keeps_only_ones_own_key(store: Store) -> None:
+    k = fresh("gate")
+    assert not await store.renew_if_equal(k, b"a", 5)  # absent: nothing to keep, nothing written
+    assert await store.get(k) is None
+    assert await store.set_nx(k, b"a", 0.3)
+    assert not await store.renew_if_equal(k, b"b", 5)  # not our token: its lifetime is untouched
+    assert await store.renew_if_equal(k, b"a", 1.0)
+    await anyio.sleep(0.45)
+    assert await store.get(k) == b"a"  # the renewed lifetime, not the first one, holds
+    await anyio.sleep(0.7)
+    assert await store.get(k) is None
+    assert not await store.renew_if_equal(k, b"a", 5)  # lapsed: not taken again by a renewal
+
+
 async def test_draw_is_all_or_nothing(store: Store) -> None:
     pool, share = fresh("pool"), fresh("share")
     assert await store.draw([pool, share], [3, 2], 60) == [1, 1]

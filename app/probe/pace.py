@@ -1,0 +1,46 @@
+"""When a probe first contacts a host: the caller's start turns, held up to the moment the host sees them.
+
+Policy (the per-host start rate, :mod:`app.service.checks`): a host must see no two probes start
+closer than the interval. The caller takes the probed host's turn before the probe runs, but
+what the host sees is the probe's first connection and its first request, and those may come
+later: a busy event loop, a slow connect. So the probe tells the caller's :class:`Pace`:
+
+- before its first connection to a host (:meth:`Pace.dialling`, from the pinned backend), any
+  host: the probed one or a further one (the protected resource metadata a server names). The
+  caller holds the turn from this moment or, when it holds none (it lapsed before the probe got
+  here, or was never taken: a further host), waits for a new one; none in time raises
+  :class:`PaceRefused` and the host is not contacted;
+- once its first request to a host is on the wire (:meth:`Pace.sent`, from the exchanger's
+  trace), the caller holds the turn from then: a request that left late still leaves the
+  interval before the next probe's first one.
+
+Later connections of the same probe to a host it has contacted (a second connection for an
+overlapping request, the session's end) are within its turn. A probe without a pace (the
+command line's) contacts hosts as it goes.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from app.errors import SondeError
+
+
+class PaceRefused(SondeError):
+    """No start turn for a host came in time (reason ``target_busy``): the host was not contacted."""
+
+
+class Pace(Protocol):
+    """The caller's say on when a probe's first contact with each host may happen (see the module docs)."""
+
+    async def dialling(self, host: str) -> None:
+        """Return when the probe may open its first connection to ``host``.
+
+        Raises:
+            PaceRefused: no turn came in time.
+        """
+        ...
+
+    async def sent(self, host: str) -> None:
+        """The probe's first request to ``host`` is on the wire. Never raises."""
+        ...

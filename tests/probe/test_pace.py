@@ -1,0 +1,93 @@
+"""The probe and its caller's pace (:mod:`app.probe.pace`): asked before the first connection to
+each host, told once its first request is on the wire, and obeyed when it refuses."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from app.probe.pace import PaceRefused
+from app.probe.runner import observe
+from app.settings import Settings
+from tests.servers.raw import RawServer, Request, send
+from tests.servers.raw_mcp import MiniMcp
+from tests.servers.raw_sse import MiniSse
+
+pytestmark = pytest.mark.anyio
+
+
+class Recording:
+    """A pace that lets every contact through and notes, for each call, what the server had seen."""
+
+    def __init__(self, raw: RawServer, refuse: frozenset[str] = frozenset()) -> None:
+        self.raw = raw
+        self.refuse = refuse
+        self.calls: list[tuple[str, str, int, int]] = []  # (call, host, connections, requests) at the call
+
+    def _note(self, call: str, host: str) -> None:
+        self.calls.append((call, host, self.raw.connections, len(self.raw.seen)))
+
+    async def dialling(self, host: str) -> None:
+        self._note("dialling", host)
+        if host in self.refuse:
+            raise PaceRefused("target_busy", "no turn")
+
+    async def sent(self, host: str) -> None:
+        self._note("sent", host)
+
+
+@pytest.fixture
+def sse(raw: RawServer) -> Iterator[MiniSse]:
+    server = MiniSse()
+    server.install(raw)
+    yield server
+    server.stop()
+
+
+async def test_the_first_connection_waits_for_the_pace_and_the_first_request_is_told(
+    raw: RawServer, dev_settings: Settings
+) -> None:
+    raw.routes["/mcp"] = MiniMcp()
+    pace = Recording(raw)
+    observation = await observe(raw.url("/mcp"), settings=dev_settings, pace=pace)
+    assert observation.result.status == "ok"
+    assert [(call, host) for call, host, _c, _r in pace.calls] == [("dialling", "127.0.0.1"), ("sent", "127.0.0.1")]
+    assert pace.calls[0][2:] == (0, 0)  # asked before the server saw any connection
+    assert pace.calls[1][2] == 1  # told once the first connection carried the first request
+    assert len(raw.seen) > 1  # (the later requests were within the turn: not asked again)
+
+
+async def test_a_second_connection_to_a_contacted_host_is_within_its_turn(
+    raw: RawServer, sse: MiniSse, dev_settings: Settings
+) -> None:
+    pace = Recording(raw)
+    observation = await observe(raw.url("/sse"), settings=dev_settings, pace=pace)
+    assert observation.result.transport == "sse" and observation.result.status == "ok"
+    assert raw.connections >= 2  # the event stream and the POSTs
+    assert [call for call, *_ in pace.calls] == ["dialling", "sent"]
+
+
+async def test_a_refused_probed_host_is_never_contacted(raw: RawServer, dev_settings: Settings) -> None:
+    raw.routes["/mcp"] = MiniMcp()
+    with pytest.raises(PaceRefused) as caught:
+        await observe(raw.url("/mcp"), settings=dev_settings, pace=Recording(raw, frozenset({"127.0.0.1"})))
+    assert caught.value.reason == "target_busy"
+    assert raw.connections == 0
+
+
+async def test_a_refused_further_host_is_reported_and_not_fetched(raw: RawServer, dev_settings: Settings) -> None:
+    hint = raw.url("/meta", host="localhost")
+
+    def protected(_request: Request, conn: socket.socket) -> None:
+        send(conn, 401, {"www-authenticate": f'Bearer resource_metadata="{hint}"', "content-type": "application/json"})
+
+    raw.routes["/mcp"] = protected
+    pace = Recording(raw, frozenset({"localhost"}))
+    observation = await observe(raw.url("/mcp"), settings=dev_settings, pace=pace)
+    result = observation.result
+    assert result.status == "auth" and result.auth is not None
+    assert (result.auth.lookups[0].url, result.auth.lookups[0].refused) == (hint, "target_busy")
+    assert raw.requests_to("/meta") == []
+    assert ("dialling", "localhost") in [(call, host) for call, host, _c, _r in pace.calls]

@@ -1,0 +1,159 @@
+"""A host's start turns (:mod:`app.service.turns`): held under the probe's token up to the host's
+first sight of it, on the in-process store and a real Redis; measured at a real server."""
+
+from __future__ import annotations
+
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import anyio
+import pytest
+
+from app.guard import ResolvedTarget, check_url, resolve_target
+from app.guard.resolver import SystemResolver
+from app.probe import ProbeResult
+from app.probe.runner import observe
+from app.service.checks import CheckMode, CheckRunner, TargetBusy
+from app.service.metrics import Metrics
+from app.service.turns import START_SLACK_S, TURN_WAIT_S, StartTurns
+from app.settings import Settings
+from app.store import MemoryStore, RedisStore, Store, key
+from tests.servers.raw import RawServer, Request, send
+from tests.servers.raw_mcp import MiniMcp
+from tests.servers.redis_server import shared_redis_url
+
+pytestmark = pytest.mark.anyio
+INTERVAL_S = 1.0
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
+    backend: Store = MemoryStore() if request.param == "memory" else RedisStore(shared_redis_url(), timeout_s=5.0)
+    try:
+        yield backend
+    finally:
+        await backend.aclose()
+
+
+async def test_a_turn_is_held_under_its_token(store: Store) -> None:
+    turns, host = StartTurns(store, INTERVAL_S), f"h-{uuid.uuid4().hex}.example"
+    assert await turns.take(host, "free", b"a", time.monotonic())
+    assert not await turns.take(host, "free", b"b", time.monotonic() + 0.2)  # another probe's turn: waited out
+    assert await turns.take(host, "free", b"a", time.monotonic())  # its own (a redelivery): taken at once
+    assert await turns.take(host, "paid", b"b", time.monotonic())  # the other class has its own turns
+    assert not await turns.hold(host, "free", b"b")
+    assert await turns.hold(host, "free", b"a")
+    await anyio.sleep(INTERVAL_S + START_SLACK_S + 0.1)
+    assert not await turns.hold(host, "free", b"a")  # lapsed: a hold never takes a turn anew
+
+
+async def test_no_interval_means_no_gate(store: Store) -> None:
+    turns, host = StartTurns(store, 0.0), f"h-{uuid.uuid4().hex}.example"
+    assert await turns.take(host, "free", b"a", time.monotonic())
+    assert await turns.take(host, "free", b"b", time.monotonic())
+    assert await turns.hold(host, "free", b"b")
+
+
+def _settings() -> Settings:
+    return Settings(
+        allow_private=True,
+        host_start_interval_s=INTERVAL_S,
+        host_concurrency=5,
+        host_client_concurrency=5,
+        queue_budget_s=10.0,
+        redis_url=None,
+    )
+
+
+def _runner(settings: Settings, store: Store, late: set[str], lag_s: float) -> CheckRunner:
+    """A runner whose probe of a path in ``late`` is held ``lag_s`` between its turn and its first
+    contact (an event loop busy elsewhere), then probes for real with the runner's pace."""
+
+    async def probe(target: ResolvedTarget, mode: CheckMode) -> ProbeResult:
+        if target.url.target in late:
+            await anyio.sleep(lag_s)
+        observation = await observe(target.url.url, light=True, settings=settings, resolved=target, pace=mode.pace)
+        return observation.result
+
+    return CheckRunner(store, settings, probe, Metrics())
+
+
+async def _target(url: str) -> ResolvedTarget:
+    return await resolve_target(check_url(url, allow_private=True), resolver=SystemResolver(2.0), allow_private=True)
+
+
+def _first_requests(raw: RawServer) -> dict[str, float]:
+    """Answers MCP on ``/late`` and ``/prompt`` and notes when each path's first request arrived."""
+    arrived: dict[str, float] = {}
+    inner = MiniMcp()
+
+    def record(request: Request, conn: socket.socket) -> bool | None:
+        arrived.setdefault(request.path, time.monotonic())
+        return inner(request, conn)
+
+    raw.routes["/late"] = raw.routes["/prompt"] = record
+    return arrived
+
+
+async def test_a_probe_whose_turn_lapsed_before_its_first_contact_waits_for_a_new_one(raw: RawServer) -> None:
+    """The sweep drill's case (two probes of a host 0.08 s apart at the server): a probe took its
+    turn, its first request left later than the turn lasted, and another probe started meanwhile."""
+    settings, store = _settings(), MemoryStore()
+    arrived = _first_requests(raw)
+    runner = _runner(settings, store, {"/late"}, lag_s=INTERVAL_S + 0.5)
+    late, prompt = await _target(raw.url("/late")), await _target(raw.url("/prompt"))
+    statuses: dict[str, str] = {}
+
+    async def check(name: str, target: ResolvedTarget, after_s: float) -> None:
+        await anyio.sleep(after_s)
+        result = await runner.check(target, CheckMode(light=True), client=name)
+        statuses[name] = result.status
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(check, "late", late, 0.0)
+        group.start_soon(check, "prompt", prompt, 0.05)
+    assert statuses == {"late": "ok", "prompt": "ok"}
+    assert arrived["/prompt"] < arrived["/late"]  # the prompt one took the lapsed turn
+    assert arrived["/late"] - arrived["/prompt"] >= INTERVAL_S  # and the late one waited for the next
+
+
+async def test_a_probe_whose_turn_does_not_come_back_is_target_busy_and_contacts_nothing(raw: RawServer) -> None:
+    settings, store = _settings(), MemoryStore()
+    arrived = _first_requests(raw)
+    runner = _runner(settings, store, {"/late"}, lag_s=INTERVAL_S + 0.5)
+    late = await _target(raw.url("/late"))
+
+    async def squat() -> None:  # another instance's probes take the host's turn the moment it lapses
+        await anyio.sleep(0.2)  # (after the late probe took it)
+        while True:
+            await store.set_nx(key("host-start", "127.0.0.1", "free"), b"other", 60)
+            await anyio.sleep(0.01)
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as group:
+        group.start_soon(squat)
+        with pytest.raises(TargetBusy) as caught:
+            await runner.check(late, CheckMode(light=True), client="late")
+        group.cancel_scope.cancel()
+    assert caught.value.reason == "target_busy"
+    assert arrived == {} and raw.connections == 0  # the host never saw it
+    assert time.monotonic() - started >= INTERVAL_S + 0.5 + TURN_WAIT_S  # (it waited, bounded)
+
+
+async def test_a_further_host_of_a_served_check_waits_for_its_turn_at_its_first_connection(raw: RawServer) -> None:
+    """A 401 naming protected resource metadata on another host: that host is paced as a probed one."""
+    settings, store = _settings(), MemoryStore()
+    hint = raw.url("/meta", host="localhost")
+
+    def protected(_request: Request, conn: socket.socket) -> None:
+        send(conn, 401, {"www-authenticate": f'Bearer resource_metadata="{hint}"', "content-type": "application/json"})
+
+    raw.routes["/mcp"] = protected
+    runner = _runner(settings, store, set(), 0.0)
+    await store.set(key("host-start", "localhost", "free"), b"other", 60)  # (another probe just started there)
+    result = await runner.check(await _target(raw.url("/mcp")), CheckMode(light=True), client="c")
+    assert result.status == "auth" and result.auth is not None
+    assert result.auth.lookups[0].refused == "target_busy"
+    assert raw.requests_to("/meta") == [], "the further host was contacted outside its turn"
