@@ -274,7 +274,7 @@ class Exchanger:
         read_timeout_s: budget between two reads of a reply, seconds (each exchange also has
             an overall deadline).
         cap: most decoded body bytes read per reply.
-        pace: told when the first request to each host is on the wire (:mod:`app.probe.pace`).
+        pace: told when the first request to each host is on the wire, or its try failed (:mod:`app.probe.pace`).
     """
 
     def __init__(
@@ -407,17 +407,18 @@ class Exchanger:
     def _written(
         self, on_sent: Callable[[], None] | None, first_to: str | None
     ) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
-        """An httpcore2 ``trace`` callback for when the request's body is on the wire: it calls
-        ``on_sent``, and tells the pace of the first request to host ``first_to``."""
+        """An httpcore2 ``trace`` callback: once the request's body is on the wire it calls
+        ``on_sent``; then, or when a step of sending it failed (connect, TLS, writing), it tells the
+        pace of the first contact with host ``first_to``."""
 
         async def trace(event: str, info: dict[str, Any]) -> None:
-            if event != "http11.send_request_body.complete":
-                return
-            if on_sent is not None:
+            written = event == "http11.send_request_body.complete"
+            if written and on_sent is not None:
                 on_sent()
-            if first_to is not None and self._pace is not None and first_to not in self._sent_to:
+            if (written or event.endswith(".failed")) and first_to is not None and first_to not in self._sent_to:
                 self._sent_to.add(first_to)
-                await self._pace.sent(first_to)
+                assert self._pace is not None
+                await self._pace.contacted(first_to)
 
         return trace
 

@@ -10,9 +10,10 @@ later: a busy event loop, a slow connect. So the probe tells the caller's :class
   caller holds the turn from this moment or, when it holds none (it lapsed before the probe got
   here, or was never taken: a further host), waits for a new one; none in time raises
   :class:`PaceRefused` and the host is not contacted;
-- once its first request to a host is on the wire (:meth:`Pace.sent`, from the exchanger's
-  trace), the caller holds the turn from then: a request that left late still leaves the
-  interval before the next probe's first one.
+- once its first request to a host is on the wire, or its first try to reach the host ended
+  without one (connect or TLS failed: the host saw that try), :meth:`Pace.contacted`, from the
+  exchanger's trace: the caller holds the turn from then, so a request that left late still
+  leaves the interval before the next probe's first one.
 
 Later connections of the same probe to a host it has contacted (a second connection for an
 overlapping request, the session's end) are within its turn. A probe without a pace (the
@@ -41,6 +42,6 @@ class Pace(Protocol):
         """
         ...
 
-    async def sent(self, host: str) -> None:
-        """The probe's first request to ``host`` is on the wire. Never raises."""
+    async def contacted(self, host: str) -> None:
+        """The probe's first request to ``host`` is on the wire, or its first try failed. Never raises."""
         ...

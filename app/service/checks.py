@@ -45,7 +45,7 @@ from app.probe.credentials import Credentials
 from app.probe.pace import Pace, PaceRefused
 from app.probe.reach import ContactPolicy
 from app.service.metrics import Metrics
-from app.service.turns import ProbePace, StartTurns
+from app.service.turns import REACH_SLACK_S, ProbePace, StartTurns
 from app.settings import Settings
 from app.store import Store, key
 
@@ -108,7 +108,7 @@ class CheckRunner:
         self.settings = settings
         self.probe = probe
         self.metrics = metrics
-        self.turns = StartTurns(store, settings.host_start_interval_s)
+        self.turns = StartTurns(store, settings.host_start_interval_s, settings.connect_timeout_s + REACH_SLACK_S)
         self._running: dict[str, asyncio.Task[ProbeResult]] = {}
 
     async def check(
@@ -198,12 +198,15 @@ class CheckRunner:
                     raise busy
                 started = time.monotonic()
                 self.metrics.turn_wait.observe(started - asked)
-                paced = replace(mode, pace=ProbePace(self.turns, turn.klass, token.encode()))
+                pace = ProbePace(self.turns, turn.klass, token.encode())
                 try:
                     with lookups_for(LookupOwner(turn.client, paid=turn.paid)):  # the probe's own lookups too
-                        result = await self.probe(target, paced)
+                        result = await self.probe(target, replace(mode, pace=pace))
                 except PaceRefused as exc:  # (its turn lapsed before its first contact, and did not come back)
                     raise busy from exc
+                finally:
+                    if host not in pace.dialled:
+                        await self.turns.give_back(host, turn.klass, token.encode())
                 self.metrics.probes.labels(status=result.status).inc()
                 self.metrics.probe_seconds.observe(time.monotonic() - started)
                 return result

@@ -6,15 +6,18 @@ a gate key (``host-start``) held under the probe's token:
 
 - the runner takes the probed host's turn before the probe (:meth:`StartTurns.take`, within
   the check's queue budget; see :mod:`app.service.checks`);
-- the probe's :class:`ProbePace` holds it again, from that moment, before the probe's first
-  connection to the host and once its first request is on the wire
-  (:meth:`StartTurns.hold`, :mod:`app.probe.pace`); a turn that lapsed meanwhile (the probe
-  got there late) or a host it never took (a further host: the protected resource metadata a
-  server names) is waited for anew, at most :data:`TURN_WAIT_S`, and without one the host is
-  not contacted (:class:`~app.probe.pace.PaceRefused`);
-- each hold lasts the interval and :data:`START_SLACK_S`, so the next probe's first contact
-  comes at least that long after this one's first request left (measured at the server,
-  ``bench/sweep.py``).
+- the probe's :class:`ProbePace` holds it again before the probe's first connection to the
+  host (:mod:`app.probe.pace`); a turn that lapsed meanwhile (the probe got there late) or a
+  host it never took (a further host: the protected resource metadata a server names) is
+  waited for anew, at most :data:`TURN_WAIT_S`, and without one the host is not contacted
+  (:class:`~app.probe.pace.PaceRefused`);
+- until the host has seen the probe, a turn is held for the interval plus the time a
+  connection may take (``connect_timeout_s``) and :data:`REACH_SLACK_S` (a busy event loop
+  between the connect and the first write); from the probe's first request on the wire (or
+  its failed try) it is held once more for the interval alone. Both holds add
+  :data:`START_SLACK_S`. So the next probe's first contact comes at least the interval after
+  this one's first request left, even when that request left late (measured at the server,
+  ``bench/sweep.py``); a probe that never dialled its host gives the turn back.
 
 A token that holds the turn already takes it again: a job's redelivery (the same token) takes
 over its dead delivery's turn instead of waiting it out.
@@ -32,23 +35,29 @@ from app.store import Store, key
 #: The gate is held this much past ``host_start_interval_s``: what separates a request leaving
 #: here from its arrival there (a busy receiver, the loopback's scheduling).
 START_SLACK_S: Final = 0.1
+#: Before the host has seen the probe, the gate is held this much past the connect budget too.
+REACH_SLACK_S: Final = 1.0
 #: How long a probe waits for a turn it lost or never took, seconds (its deadline bounds it too).
 TURN_WAIT_S: Final = 2.0
 _POLL_S = 0.05
 
 
 class StartTurns:
-    """The start gates of every host, in ``store``, one per ``interval_s`` (0: no gate)."""
+    """The start gates of every host, in ``store``, one per ``interval_s`` (0: no gate);
+    ``reach_s``: how much longer a gate is held before the host has seen its probe."""
 
-    def __init__(self, store: Store, interval_s: float) -> None:
+    def __init__(self, store: Store, interval_s: float, reach_s: float) -> None:
         self.store = store
         self.interval_s = interval_s
+        self.before_contact_s = interval_s + START_SLACK_S + reach_s
+        self.after_contact_s = interval_s + START_SLACK_S
 
     async def take(self, host: str, klass: str, token: bytes, deadline: float) -> bool:
-        """Wait (until ``deadline``, monotonic) for the host's next start in ``klass``. False: none came."""
+        """Wait (until ``deadline``, monotonic) for the host's next start in ``klass``, held until
+        contact; False: none came."""
         if self.interval_s <= 0:
             return True
-        gate, ttl = key("host-start", host, klass), self.interval_s + START_SLACK_S
+        gate, ttl = key("host-start", host, klass), self.before_contact_s
         while not await self.store.set_nx(gate, token, ttl):
             if await self.store.renew_if_equal(gate, token, ttl):
                 return True  # (ours already)
@@ -57,11 +66,18 @@ class StartTurns:
             await asyncio.sleep(_POLL_S)
         return True
 
-    async def hold(self, host: str, klass: str, token: bytes) -> bool:
-        """Hold the turn ``token`` has from now for another interval; False when it holds none."""
+    async def hold(self, host: str, klass: str, token: bytes, *, contacted: bool) -> bool:
+        """Hold the turn ``token`` has from now, until contact or for the interval after it;
+        False when it holds none."""
         if self.interval_s <= 0:
             return True
-        return await self.store.renew_if_equal(key("host-start", host, klass), token, self.interval_s + START_SLACK_S)
+        ttl = self.after_contact_s if contacted else self.before_contact_s
+        return await self.store.renew_if_equal(key("host-start", host, klass), token, ttl)
+
+    async def give_back(self, host: str, klass: str, token: bytes) -> None:
+        """Give back a turn ``token`` took and never used (its host saw nothing of it)."""
+        if self.interval_s > 0:
+            await self.store.delete_if_equal(key("host-start", host, klass), token)
 
 
 class ProbePace:
@@ -71,12 +87,14 @@ class ProbePace:
         self.turns = turns
         self.klass = klass
         self.token = token
+        self.dialled: set[str] = set()
 
     async def dialling(self, host: str) -> None:
-        if await self.turns.hold(host, self.klass, self.token):
-            return
-        if not await self.turns.take(host, self.klass, self.token, time.monotonic() + TURN_WAIT_S):
-            raise PaceRefused("target_busy", "the host's turn for a new contact did not come in time")
+        if not await self.turns.hold(host, self.klass, self.token, contacted=False):
+            deadline = time.monotonic() + TURN_WAIT_S
+            if not await self.turns.take(host, self.klass, self.token, deadline):
+                raise PaceRefused("target_busy", "the host's turn for a new contact did not come in time")
+        self.dialled.add(host)
 
-    async def sent(self, host: str) -> None:
-        await self.turns.hold(host, self.klass, self.token)
+    async def contacted(self, host: str) -> None:
+        await self.turns.hold(host, self.klass, self.token, contacted=True)

@@ -1,4 +1,4 @@
-"""Fixtures for probe tests that need TLS servers reached as public hosts."""
+"""Fixtures for probe tests: TLS servers reached as public hosts, and a scripted legacy HTTP+SSE server."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import trustme
 from app.settings import Settings
 from tests.servers.network import server_context
 from tests.servers.raw import RawServer
+from tests.servers.raw_sse import MiniSse
 
 
 @pytest.fixture
@@ -36,3 +37,12 @@ def public_tls(ca: tuple[trustme.CA, Path]) -> Iterator[tuple[RawServer, Setting
         yield server, Settings(ca_bundle=str(bundle), probe_timeout_s=8.0, step_timeout_s=3.0)
     finally:
         server.stop()
+
+
+@pytest.fixture
+def sse(raw: RawServer) -> Iterator[MiniSse]:
+    """A scripted legacy HTTP+SSE server on ``raw`` (``/sse`` and ``/messages``)."""
+    server = MiniSse()
+    server.install(raw)
+    yield server
+    server.stop()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -15,14 +14,6 @@ from tests.servers.raw import RawServer, Request, send
 from tests.servers.raw_sse import MiniSse
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def sse(raw: RawServer) -> Iterator[MiniSse]:
-    server = MiniSse()
-    server.install(raw)
-    yield server
-    server.stop()
 
 
 async def test_sdk_sse_server(sdk_base: str, dev_settings: Settings) -> None:

@@ -4,7 +4,6 @@ each host, told once its first request is on the wire, and obeyed when it refuse
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 
 import pytest
 
@@ -26,6 +25,10 @@ class Recording:
         self.refuse = refuse
         self.calls: list[tuple[str, str, int, int]] = []  # (call, host, connections, requests) at the call
 
+    def sequence(self) -> list[tuple[str, str]]:
+        """The calls made, each with its host."""
+        return [(call, host) for call, host, _c, _r in self.calls]
+
     def _note(self, call: str, host: str) -> None:
         self.calls.append((call, host, self.raw.connections, len(self.raw.seen)))
 
@@ -34,16 +37,8 @@ class Recording:
         if host in self.refuse:
             raise PaceRefused("target_busy", "no turn")
 
-    async def sent(self, host: str) -> None:
-        self._note("sent", host)
-
-
-@pytest.fixture
-def sse(raw: RawServer) -> Iterator[MiniSse]:
-    server = MiniSse()
-    server.install(raw)
-    yield server
-    server.stop()
+    async def contacted(self, host: str) -> None:
+        self._note("contacted", host)
 
 
 async def test_the_first_connection_waits_for_the_pace_and_the_first_request_is_told(
@@ -53,9 +48,11 @@ async def test_the_first_connection_waits_for_the_pace_and_the_first_request_is_
     pace = Recording(raw)
     observation = await observe(raw.url("/mcp"), settings=dev_settings, pace=pace)
     assert observation.result.status == "ok"
-    assert [(call, host) for call, host, _c, _r in pace.calls] == [("dialling", "127.0.0.1"), ("sent", "127.0.0.1")]
+    assert pace.sequence() == [
+        ("dialling", "127.0.0.1"),
+        ("contacted", "127.0.0.1"),
+    ]
     assert pace.calls[0][2:] == (0, 0)  # asked before the server saw any connection
-    assert pace.calls[1][2] == 1  # told once the first connection carried the first request
     assert len(raw.seen) > 1  # (the later requests were within the turn: not asked again)
 
 
@@ -66,7 +63,7 @@ async def test_a_second_connection_to_a_contacted_host_is_within_its_turn(
     observation = await observe(raw.url("/sse"), settings=dev_settings, pace=pace)
     assert observation.result.transport == "sse" and observation.result.status == "ok"
     assert raw.connections >= 2  # the event stream and the POSTs
-    assert [call for call, *_ in pace.calls] == ["dialling", "sent"]
+    assert [call for call, *_ in pace.calls] == ["dialling", "contacted"]
 
 
 async def test_a_refused_probed_host_is_never_contacted(raw: RawServer, dev_settings: Settings) -> None:
@@ -90,4 +87,18 @@ async def test_a_refused_further_host_is_reported_and_not_fetched(raw: RawServer
     assert result.status == "auth" and result.auth is not None
     assert (result.auth.lookups[0].url, result.auth.lookups[0].refused) == (hint, "target_busy")
     assert raw.requests_to("/meta") == []
-    assert ("dialling", "localhost") in [(call, host) for call, host, _c, _r in pace.calls]
+    assert ("dialling", "localhost") in pace.sequence()
+
+
+async def test_a_first_try_that_fails_is_a_contact_too(raw: RawServer, dev_settings: Settings) -> None:
+    """A refused connect is what the host saw of the probe: its turn is held from then, as after a request."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    pace = Recording(raw)
+    observation = await observe(f"http://127.0.0.1:{port}/mcp", settings=dev_settings, pace=pace)
+    assert observation.result.status == "unreachable"
+    assert pace.sequence() == [
+        ("dialling", "127.0.0.1"),
+        ("contacted", "127.0.0.1"),
+    ]

@@ -17,7 +17,7 @@ from app.probe import ProbeResult
 from app.probe.runner import observe
 from app.service.checks import CheckMode, CheckRunner, TargetBusy
 from app.service.metrics import Metrics
-from app.service.turns import START_SLACK_S, TURN_WAIT_S, StartTurns
+from app.service.turns import REACH_SLACK_S, START_SLACK_S, TURN_WAIT_S, StartTurns
 from app.settings import Settings
 from app.store import MemoryStore, RedisStore, Store, key
 from tests.servers.raw import RawServer, Request, send
@@ -38,22 +38,42 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
 
 
 async def test_a_turn_is_held_under_its_token(store: Store) -> None:
-    turns, host = StartTurns(store, INTERVAL_S), f"h-{uuid.uuid4().hex}.example"
+    turns, host = StartTurns(store, INTERVAL_S, reach_s=0.0), f"h-{uuid.uuid4().hex}.example"
     assert await turns.take(host, "free", b"a", time.monotonic())
     assert not await turns.take(host, "free", b"b", time.monotonic() + 0.2)  # another probe's turn: waited out
     assert await turns.take(host, "free", b"a", time.monotonic())  # its own (a redelivery): taken at once
     assert await turns.take(host, "paid", b"b", time.monotonic())  # the other class has its own turns
-    assert not await turns.hold(host, "free", b"b")
-    assert await turns.hold(host, "free", b"a")
+    assert not await turns.hold(host, "free", b"b", contacted=True)
+    assert await turns.hold(host, "free", b"a", contacted=True)
     await anyio.sleep(INTERVAL_S + START_SLACK_S + 0.1)
-    assert not await turns.hold(host, "free", b"a")  # lapsed: a hold never takes a turn anew
+    assert not await turns.hold(host, "free", b"a", contacted=True)  # lapsed: a hold never takes a turn anew
+
+
+async def test_a_turn_is_held_for_the_connect_budget_until_contact_then_for_the_interval(store: Store) -> None:
+    turns, host = StartTurns(store, 0.5, reach_s=1.0), f"h-{uuid.uuid4().hex}.example"
+    gate = key("host-start", host, "free")
+    assert await turns.take(host, "free", b"a", time.monotonic())
+    await anyio.sleep(0.5 + START_SLACK_S + 0.3)
+    assert await store.get(gate) == b"a"  # not seen by the host yet: still held past the interval
+    assert await turns.hold(host, "free", b"a", contacted=True)
+    await anyio.sleep(0.5 + START_SLACK_S + 0.2)
+    assert await store.get(gate) is None  # seen: held for the interval from then, no longer
+
+
+async def test_an_unused_turn_is_given_back_and_only_by_its_holder(store: Store) -> None:
+    turns, host = StartTurns(store, INTERVAL_S, reach_s=5.0), f"h-{uuid.uuid4().hex}.example"
+    assert await turns.take(host, "free", b"a", time.monotonic())
+    await turns.give_back(host, "free", b"b")
+    assert not await turns.take(host, "free", b"b", time.monotonic())
+    await turns.give_back(host, "free", b"a")
+    assert await turns.take(host, "free", b"b", time.monotonic())
 
 
 async def test_no_interval_means_no_gate(store: Store) -> None:
-    turns, host = StartTurns(store, 0.0), f"h-{uuid.uuid4().hex}.example"
+    turns, host = StartTurns(store, 0.0, reach_s=5.0), f"h-{uuid.uuid4().hex}.example"
     assert await turns.take(host, "free", b"a", time.monotonic())
     assert await turns.take(host, "free", b"b", time.monotonic())
-    assert await turns.hold(host, "free", b"b")
+    assert await turns.hold(host, "free", b"b", contacted=False)
 
 
 def _settings() -> Settings:
@@ -63,8 +83,13 @@ def _settings() -> Settings:
         host_concurrency=5,
         host_client_concurrency=5,
         queue_budget_s=10.0,
+        connect_timeout_s=0.4,
         redis_url=None,
     )
+
+
+#: Past this, a probe that took its host's turn and has not dialled yet has lost it.
+LAPSED_S = INTERVAL_S + START_SLACK_S + 0.4 + REACH_SLACK_S + 0.4
 
 
 def _runner(settings: Settings, store: Store, late: set[str], lag_s: float) -> CheckRunner:
@@ -102,7 +127,7 @@ async def test_a_probe_whose_turn_lapsed_before_its_first_contact_waits_for_a_ne
     turn, its first request left later than the turn lasted, and another probe started meanwhile."""
     settings, store = _settings(), MemoryStore()
     arrived = _first_requests(raw)
-    runner = _runner(settings, store, {"/late"}, lag_s=INTERVAL_S + 0.5)
+    runner = _runner(settings, store, {"/late"}, lag_s=LAPSED_S)
     late, prompt = await _target(raw.url("/late")), await _target(raw.url("/prompt"))
     statuses: dict[str, str] = {}
 
@@ -122,7 +147,7 @@ async def test_a_probe_whose_turn_lapsed_before_its_first_contact_waits_for_a_ne
 async def test_a_probe_whose_turn_does_not_come_back_is_target_busy_and_contacts_nothing(raw: RawServer) -> None:
     settings, store = _settings(), MemoryStore()
     arrived = _first_requests(raw)
-    runner = _runner(settings, store, {"/late"}, lag_s=INTERVAL_S + 0.5)
+    runner = _runner(settings, store, {"/late"}, lag_s=LAPSED_S)
     late = await _target(raw.url("/late"))
 
     async def squat() -> None:  # another instance's probes take the host's turn the moment it lapses
@@ -139,7 +164,7 @@ async def test_a_probe_whose_turn_does_not_come_back_is_target_busy_and_contacts
         group.cancel_scope.cancel()
     assert caught.value.reason == "target_busy"
     assert arrived == {} and raw.connections == 0  # the host never saw it
-    assert time.monotonic() - started >= INTERVAL_S + 0.5 + TURN_WAIT_S  # (it waited, bounded)
+    assert time.monotonic() - started >= LAPSED_S + TURN_WAIT_S  # (it waited, bounded)
 
 
 async def test_a_further_host_of_a_served_check_waits_for_its_turn_at_its_first_connection(raw: RawServer) -> None:
