@@ -3,6 +3,10 @@
 Each route is a function that gets the parsed :class:`Request` and the client socket and
 writes whatever bytes it likes: odd framings, wrong headers, hostile behaviour. It runs in
 threads, so a handler may sleep or never answer without blocking other tests.
+
+With ``kernel_times`` (plain TCP only), each request also says when the kernel received its
+first bytes (``SO_TIMESTAMPNS``, socket(7)): what the host saw, apart from how late the
+server's own threads got to it on a loaded machine.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ import json
 import socket
 import socketserver
 import ssl
+import struct
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +34,7 @@ class Request:
     path: str
     headers: dict[str, str]
     body: bytes
+    received_at: float | None = None  # (kernel_times: time.monotonic() of the first bytes' arrival)
 
     @property
     def message(self) -> dict[str, Any]:
@@ -53,6 +60,8 @@ class RawServer:
     port: int = 0
     ssl_context: ssl.SSLContext | None = None
     server_names: list[str | None] = field(default_factory=list)
+    kernel_times: bool = False
+    _clock_offset: float = field(default_factory=lambda: time.time() - time.monotonic())
     _server: socketserver.ThreadingTCPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -88,7 +97,11 @@ class RawServer:
             allow_reuse_address = True
             block_on_close = False
 
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server = _Server(("127.0.0.1", 0), _Handler, bind_and_activate=False)
+        if self.kernel_times and self.ssl_context is None:  # (accepted sockets inherit it)
+            self._server.socket.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        self._server.server_bind()
+        self._server.server_activate()
         self.port = int(self._server.server_address[1])
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
@@ -106,8 +119,10 @@ class RawServer:
         try:
             if self.ssl_context is not None:
                 conn = self._wrap_tls(conn)
+            stamped = self.kernel_times and self.ssl_context is None
+            read = _stamped_reader(conn, self._clock_offset) if stamped else None
             while True:
-                request, buffer = _read_request(conn, buffer)
+                request, buffer = _read_request(conn, buffer, read)
                 if request is None:
                     return
                 with self._lock:
@@ -133,9 +148,36 @@ class RawServer:
         return self.ssl_context.wrap_socket(conn, server_side=True)
 
 
-def _read_request(conn: socket.socket, buffer: bytes) -> tuple[Request | None, bytes]:
+_STAMP = struct.Struct("@qq")  # struct timespec
+#: ``SO_TIMESTAMPNS`` (also the control message's type, ``SCM_TIMESTAMPNS``) on Linux: asm-generic/socket.h.
+SO_TIMESTAMPNS = 35
+
+
+def _stamped_reader(conn: socket.socket, offset: float) -> Callable[[], tuple[bytes, float | None]]:
+    """``recv`` with the kernel's receive time of the bytes read, as ``time.monotonic()`` (the
+    wall clock's ``offset`` from it taken once, so every connection's times compare)."""
+
+    def read() -> tuple[bytes, float | None]:
+        data, ancillary, _flags, _address = conn.recvmsg(65536, socket.CMSG_SPACE(_STAMP.size))
+        for level, kind, value in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= _STAMP.size:
+                seconds, nanoseconds = _STAMP.unpack_from(value)
+                return data, seconds + nanoseconds / 1e9 - offset
+        return data, None
+
+    return read
+
+
+def _read_request(
+    conn: socket.socket, buffer: bytes, read: Callable[[], tuple[bytes, float | None]] | None = None
+) -> tuple[Request | None, bytes]:
+    received_at: float | None = None
     while b"\r\n\r\n" not in buffer:
-        chunk = conn.recv(65536)
+        if read is not None:
+            chunk, stamp = read()
+            received_at = received_at if received_at is not None or buffer else stamp
+        else:
+            chunk = conn.recv(65536)
         if not chunk or len(buffer) > MAX_HEADER_BYTES:
             return None, b""
         buffer += chunk
@@ -152,7 +194,7 @@ def _read_request(conn: socket.socket, buffer: bytes) -> tuple[Request | None, b
         if not chunk:
             return None, b""
         rest += chunk
-    return Request(method, path, headers, rest[:length]), rest[length:]
+    return Request(method, path, headers, rest[:length], received_at), rest[length:]
 
 
 def response_bytes(status: int, headers: dict[str, str] | None = None, body: bytes = b"", reason: str = "X") -> bytes:
