@@ -408,15 +408,16 @@ class Exchanger:
         self, on_sent: Callable[[], None] | None, first_to: str | None
     ) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
         """An httpcore2 ``trace`` callback: once the request's body is on the wire it calls
-        ``on_sent``; then, or when a step of sending it failed (connect, TLS, writing), it tells the
-        pace of the first contact with host ``first_to``."""
+        ``on_sent``; then, and whenever a step of sending it failed (connect, TLS, writing) before
+        a first request to host ``first_to`` was written, it tells the pace of that contact."""
 
         async def trace(event: str, info: dict[str, Any]) -> None:
             written = event == "http11.send_request_body.complete"
             if written and on_sent is not None:
                 on_sent()
             if (written or event.endswith(".failed")) and first_to is not None and first_to not in self._sent_to:
-                self._sent_to.add(first_to)
+                if written:
+                    self._sent_to.add(first_to)
                 assert self._pace is not None
                 await self._pace.contacted(first_to)
 

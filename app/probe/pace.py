@@ -5,15 +5,17 @@ closer than the interval. The caller takes the probed host's turn before the pro
 what the host sees is the probe's first connection and its first request, and those may come
 later: a busy event loop, a slow connect. So the probe tells the caller's :class:`Pace`:
 
-- before its first connection to a host (:meth:`Pace.dialling`, from the pinned backend), any
-  host: the probed one or a further one (the protected resource metadata a server names). The
-  caller holds the turn from this moment or, when it holds none (it lapsed before the probe got
-  here, or was never taken: a further host), waits for a new one; none in time raises
-  :class:`PaceRefused` and the host is not contacted;
-- once its first request to a host is on the wire, or its first try to reach the host ended
-  without one (connect or TLS failed: the host saw that try), :meth:`Pace.contacted`, from the
-  exchanger's trace: the caller holds the turn from then, so a request that left late still
-  leaves the interval before the next probe's first one.
+- before each try to connect to a host until one connection is made, and once more when it is
+  made (:meth:`Pace.dialling`, from the pinned backend: an address that does not answer may take
+  the whole connect timeout, and TLS comes after), for any host: the probed one or a further one
+  (the protected resource metadata a server names). The caller holds the turn from this moment
+  or, when it holds none (it lapsed before the probe got here, or was never taken: a further
+  host), waits for a new one; none in time raises :class:`PaceRefused` and the host is not
+  contacted;
+- once its first request to a host is on the wire, and after each try to send one that failed
+  before (connect or TLS: the host saw that try), :meth:`Pace.contacted`, from the exchanger's
+  trace: the caller holds the turn from then, so a request that left late still leaves the
+  interval before the next probe's first one.
 
 Later connections of the same probe to a host it has contacted (a second connection for an
 overlapping request, the session's end) are within its turn. A probe without a pace (the
@@ -43,5 +45,5 @@ class Pace(Protocol):
         ...
 
     async def contacted(self, host: str) -> None:
-        """The probe's first request to ``host`` is on the wire, or its first try failed. Never raises."""
+        """The probe's first request to ``host`` is on the wire, or a try to send it failed. Never raises."""
         ...

@@ -133,18 +133,23 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         addresses = self._pins.get(host)
         if not addresses:
             raise httpcore2.ConnectError(f"host {host!r} was not cleared by the target guard")
-        if self._pace is not None and host not in self._contacted:
-            await self._pace.dialling(host)  # (raises PaceRefused: not contacted)
-            self._contacted.add(host)
+        pace = self._pace if host not in self._contacted else None
         last_error: Exception | None = None
         for address in addresses:
+            if pace is not None:  # before each try: an address that does not answer may take the whole timeout
+                await pace.dialling(host)  # (raises PaceRefused: not contacted)
             self.dialled.append((address, port))
             try:
-                return await self._inner.connect_tcp(
+                stream = await self._inner.connect_tcp(
                     address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
                 )
             except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
                 last_error = exc
+                continue
+            if pace is not None:  # connected: held again for the TLS handshake and the first write
+                await pace.dialling(host)
+                self._contacted.add(host)
+            return stream
         assert last_error is not None
         raise last_error
 

@@ -45,7 +45,7 @@ from app.probe.credentials import Credentials
 from app.probe.pace import Pace, PaceRefused
 from app.probe.reach import ContactPolicy
 from app.service.metrics import Metrics
-from app.service.turns import REACH_SLACK_S, ProbePace, StartTurns
+from app.service.turns import REACH_SLACK_S, FurtherSlots, ProbePace, StartTurns, slots_key
 from app.settings import Settings
 from app.store import Store, key
 
@@ -186,7 +186,7 @@ class CheckRunner:
         budget = self.settings.light_probe_timeout_s if mode.light else self.settings.probe_timeout_s
         token = "job:" + job if job is not None else secrets.token_hex(16)
         mine = key("host-client", host, turn.klass, turn.client)
-        slots = key("host-slots", host, turn.klass)
+        slots = slots_key(host, turn.klass)
         asked = time.monotonic()
         await self._slot(mine, token, self.settings.host_client_concurrency, budget, deadline, asked)
         try:
@@ -198,15 +198,16 @@ class CheckRunner:
                     raise busy
                 started = time.monotonic()
                 self.metrics.turn_wait.observe(started - asked)
-                pace = ProbePace(self.turns, turn.klass, token.encode())
+                pace = ProbePace(
+                    self.turns, turn.klass, token, host, FurtherSlots(self.settings.host_concurrency, budget)
+                )
                 try:
                     with lookups_for(LookupOwner(turn.client, paid=turn.paid)):  # the probe's own lookups too
                         result = await self.probe(target, replace(mode, pace=pace))
                 except PaceRefused as exc:  # (its turn lapsed before its first contact, and did not come back)
                     raise busy from exc
                 finally:
-                    if host not in pace.dialled:
-                        await self.turns.give_back(host, turn.klass, token.encode())
+                    await pace.settle()
                 self.metrics.probes.labels(status=result.status).inc()
                 self.metrics.probe_seconds.observe(time.monotonic() - started)
                 return result
@@ -216,8 +217,12 @@ class CheckRunner:
             await self.store.release_slot(mine, token)
 
     async def _slot(self, name: str, token: str, limit: int, budget: float, deadline: float, asked: float) -> None:
-        """Take one of ``limit`` slots ``name``, waiting until ``deadline`` (the wait counted from ``asked``)."""
-        while not await self.store.acquire_slot(name, token, limit, budget + 5):
+        """Take one of ``limit`` slots ``name``, waiting until ``deadline`` (the wait counted from ``asked``).
+
+        A slot lasts until the probe's budget has run out even when its start turn comes last,
+        at ``deadline``: a slot that lapsed while its probe ran would let one probe too many in.
+        """
+        while not await self.store.acquire_slot(name, token, limit, max(0.0, deadline - time.monotonic()) + budget + 5):
             if time.monotonic() > deadline:
                 self.metrics.turn_wait.observe(time.monotonic() - asked)
                 raise TargetBusy(math.ceil(budget))

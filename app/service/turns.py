@@ -17,7 +17,9 @@ a gate key (``host-start``) held under the probe's token:
   its failed try) it is held once more for the interval alone. Both holds add
   :data:`START_SLACK_S`. So the next probe's first contact comes at least the interval after
   this one's first request left, even when that request left late (measured at the server,
-  ``bench/sweep.py``); a probe that never dialled its host gives the turn back.
+  ``bench/sweep.py``); a probe that never dialled its host gives the turn back;
+- a further host is held to ``host_concurrency`` too: its first contact takes one of the
+  host's probe slots (waited for like its turn), given back when the probe ends.
 
 A token that holds the turn already takes it again: a job's redelivery (the same token) takes
 over its dead delivery's turn instead of waiting it out.
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from typing import Final
 
 from app.probe.pace import PaceRefused
@@ -80,21 +83,58 @@ class StartTurns:
             await self.store.delete_if_equal(key("host-start", host, klass), token)
 
 
-class ProbePace:
-    """The :class:`~app.probe.pace.Pace` of one probe in ``klass`` under ``token`` (see the module docs)."""
+def slots_key(host: str, klass: str) -> str:
+    """The store key of a host's probe slots in ``klass`` (at most ``host_concurrency`` at once)."""
+    return key("host-slots", host, klass)
 
-    def __init__(self, turns: StartTurns, klass: str, token: bytes) -> None:
+
+@dataclass(frozen=True)
+class FurtherSlots:
+    """What a further host's slot is: one of ``limit`` (``host_concurrency``), for a probe of ``budget_s``."""
+
+    limit: int
+    budget_s: float
+
+
+class ProbePace:
+    """The :class:`~app.probe.pace.Pace` of one probe of ``probed`` in ``klass`` under ``token`` (see
+    the module docs); a further host's contact also takes one of its ``further`` slots, given back
+    by :meth:`settle` with the probed host's turn if it was never dialled."""
+
+    def __init__(self, turns: StartTurns, klass: str, token: str, probed: str, further: FurtherSlots) -> None:
         self.turns = turns
         self.klass = klass
         self.token = token
+        self.probed = probed
+        self.further = further
         self.dialled: set[str] = set()
+        self._slotted: list[str] = []
 
     async def dialling(self, host: str) -> None:
-        if not await self.turns.hold(host, self.klass, self.token, contacted=False):
+        if host != self.probed and host not in self.dialled:
+            await self._further_slot(host)
+        if not await self.turns.hold(host, self.klass, self.token.encode(), contacted=False):
             deadline = time.monotonic() + TURN_WAIT_S
-            if not await self.turns.take(host, self.klass, self.token, deadline):
+            if not await self.turns.take(host, self.klass, self.token.encode(), deadline):
                 raise PaceRefused("target_busy", "the host's turn for a new contact did not come in time")
         self.dialled.add(host)
 
     async def contacted(self, host: str) -> None:
-        await self.turns.hold(host, self.klass, self.token, contacted=True)
+        await self.turns.hold(host, self.klass, self.token.encode(), contacted=True)
+
+    async def settle(self) -> None:
+        """The probe is over: its further hosts' slots go back, and the probed host's turn if unused."""
+        for host in self._slotted:
+            await self.turns.store.release_slot(slots_key(host, self.klass), self.token)
+        if self.probed not in self.dialled:
+            await self.turns.give_back(self.probed, self.klass, self.token.encode())
+
+    async def _further_slot(self, host: str) -> None:
+        name, ttl = slots_key(host, self.klass), self.further.budget_s + TURN_WAIT_S + 5
+        deadline = time.monotonic() + TURN_WAIT_S
+        while not await self.turns.store.acquire_slot(name, self.token, self.further.limit, ttl):
+            if time.monotonic() > deadline:
+                raise PaceRefused("target_busy", "the host has no free slot for another contact")
+            await asyncio.sleep(_POLL_S)
+        if host not in self._slotted:
+            self._slotted.append(host)

@@ -17,7 +17,7 @@ from app.probe import ProbeResult
 from app.probe.runner import observe
 from app.service.checks import CheckMode, CheckRunner, TargetBusy
 from app.service.metrics import Metrics
-from app.service.turns import REACH_SLACK_S, START_SLACK_S, TURN_WAIT_S, StartTurns
+from app.service.turns import REACH_SLACK_S, START_SLACK_S, TURN_WAIT_S, StartTurns, slots_key
 from app.settings import Settings
 from app.store import MemoryStore, RedisStore, Store, key
 from tests.servers.raw import RawServer, Request, send
@@ -182,3 +182,26 @@ async def test_a_further_host_of_a_served_check_waits_for_its_turn_at_its_first_
     assert result.status == "auth" and result.auth is not None
     assert result.auth.lookups[0].refused == "target_busy"
     assert raw.requests_to("/meta") == [], "the further host was contacted outside its turn"
+
+
+async def test_a_further_host_is_held_to_its_probe_slots_too(raw: RawServer) -> None:
+    """Its start turn is free, but every one of its slots is another probe's: not contacted."""
+    settings, store = _settings(), MemoryStore()
+    hint = raw.url("/meta", host="localhost")
+
+    def protected(_request: Request, conn: socket.socket) -> None:
+        send(conn, 401, {"www-authenticate": f'Bearer resource_metadata="{hint}"', "content-type": "application/json"})
+
+    raw.routes["/mcp"] = protected
+    for other in range(settings.host_concurrency):
+        assert await store.acquire_slot(slots_key("localhost", "free"), f"other-{other}", settings.host_concurrency, 60)
+    runner = _runner(settings, store, set(), 0.0)
+    result = await runner.check(await _target(raw.url("/mcp")), CheckMode(light=True), client="c")
+    assert result.status == "auth" and result.auth is not None
+    assert result.auth.lookups[0].refused == "target_busy"
+    assert raw.requests_to("/meta") == []
+    await store.release_slot(slots_key("localhost", "free"), "other-0")
+    again = await runner.check(await _target(raw.url("/mcp?again")), CheckMode(light=True), client="c")
+    assert again.auth is not None and again.auth.lookups[0].refused is None
+    assert len(raw.requests_to("/meta")) == 1  # a slot free: fetched, and its slot given back after
+    assert await store.acquire_slot(slots_key("localhost", "free"), "mine", settings.host_concurrency, 60)
