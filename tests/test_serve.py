@@ -43,6 +43,16 @@ def test_serve_help_lists_its_exit_codes() -> None:
     assert f"{SERVE_EXIT_STARTUP} start-up failed" in text and "0 stopped cleanly" in text
 
 
+@pytest.mark.parametrize("command", ["worker", "scheduler"])
+def test_worker_and_scheduler_help_list_their_own_exit_codes_and_no_port(command: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "app", command, "--help"], capture_output=True, text=True, timeout=60, check=True
+    )
+    text = " ".join(done.stdout.split())
+    assert f"{SERVE_EXIT_SETTINGS} invalid settings" in text and f"{SERVE_EXIT_STARTUP} start-up failed" in text
+    assert "port" not in text.split("exit codes:", 1)[1]
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
 def test_a_clean_stop_exits_0(stop: signal.Signals) -> None:
     port = free_port()

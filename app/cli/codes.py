@@ -42,3 +42,9 @@ SERVE_EXIT_HELP: Final = (
     f"{SERVE_EXIT_STARTUP} start-up failed (the app or its start-up checks, for example tracing asked for "
     f"and not installed); {EXIT_INTERNAL} internal fault"
 )
+#: ``worker``'s and ``scheduler``'s codes: ``serve``'s, but for the port they do not bind.
+JOBS_EXIT_HELP: Final = (
+    f"exit codes: 0 stopped cleanly (SIGTERM or Ctrl-C); {EXIT_USAGE} usage error; "
+    f"{SERVE_EXIT_SETTINGS} invalid settings (REDIS_URL missing, MCP_SONDE_* or flags); "
+    f"{SERVE_EXIT_STARTUP} start-up failed (no signing key, a history schema behind); {EXIT_INTERNAL} internal fault"
+)

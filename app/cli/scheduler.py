@@ -11,7 +11,7 @@ import asyncio
 import logging
 from typing import Any
 
-from app.cli.codes import SERVE_EXIT_HELP
+from app.cli.codes import JOBS_EXIT_HELP
 from app.settings import Settings
 
 logger = logging.getLogger("mcp_sonde.jobs")
@@ -65,6 +65,6 @@ def add_parser(commands: Any) -> None:
         help="enqueue due scheduled work (needs REDIS_URL; one active, others stand by)",
         description="Ask every source for due jobs each tick and put them on the Redis job queue; one scheduler "
         "is active at a time (a lock in Redis), others stand by.",
-        epilog=SERVE_EXIT_HELP,
+        epilog=JOBS_EXIT_HELP,
     )
     parser.set_defaults(handler=_run)

@@ -77,6 +77,24 @@ def signing_ready(settings: Settings) -> int | None:
     return None
 
 
+def history_ready(settings: Settings) -> int | None:
+    """Check the history database's schema once, before any worker starts (the embedded file is
+    made current here); ``None`` when it is current or does not answer now (runs wait for it),
+    else the exit code after one log line naming ``mcp-sonde db upgrade``."""
+    import anyio
+
+    from app.history.engine import database_url, safe_url
+    from app.history.migrate import SchemaOutdated
+    from app.service.app import history_at_start
+
+    try:
+        anyio.run(history_at_start, settings)
+    except SchemaOutdated as exc:
+        logger.error("the history database %s: %s", safe_url(database_url(settings)), exc.message)
+        return SERVE_EXIT_STARTUP
+    return None
+
+
 def serve(settings: Settings) -> int:
     """Run the service until it is stopped; returns the exit code."""
     import uvicorn
@@ -96,6 +114,8 @@ def serve(settings: Settings) -> int:
         timeout_keep_alive=5,
     )
     refused = signing_ready(settings)
+    if refused is None:
+        refused = history_ready(settings)
     if refused is not None:
         return refused
     ports = [settings.port] + ([settings.metrics_port] if settings.metrics_port is not None else [])

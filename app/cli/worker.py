@@ -11,7 +11,7 @@ import asyncio
 import logging
 from typing import Any
 
-from app.cli.codes import SERVE_EXIT_HELP
+from app.cli.codes import JOBS_EXIT_HELP
 from app.settings import Settings
 
 logger = logging.getLogger("mcp_sonde.jobs")
@@ -50,7 +50,7 @@ def add_parser(commands: Any) -> None:
         help="run scheduled jobs from the Redis queue (needs REDIS_URL)",
         description="Run jobs (probes, webhook deliveries, registry syncs) from the Redis job queue; "
         "SIGTERM finishes or gives back the jobs in hand.",
-        epilog=SERVE_EXIT_HELP,
+        epilog=JOBS_EXIT_HELP,
     )
     parser.add_argument("--concurrency", type=int, help="jobs run at once (default MCP_SONDE_WORKER_CONCURRENCY, 20)")
     parser.set_defaults(handler=_run)

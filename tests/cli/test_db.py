@@ -110,3 +110,13 @@ def test_a_database_that_does_not_answer_is_exit_5_without_its_password() -> Non
 def test_a_bad_days_is_a_usage_error(days: str) -> None:
     answer = db("sqlite+aiosqlite:///unused.sqlite3", "prune", "--days", days)
     assert answer.returncode == 2 and "--days" in answer.stderr
+
+
+def test_serve_on_a_database_without_the_schema_exits_22_with_one_line_and_no_traceback(database_url: str) -> None:
+    from app.cli.codes import SERVE_EXIT_STARTUP
+    from tests.servers.ports import free_port
+    from tests.servers.sonde import finish, launch
+
+    code, _out, err = finish(launch("serve", "--port", str(free_port()), env={"MCP_SONDE_DATABASE_URL": database_url}))
+    assert code == SERVE_EXIT_STARTUP, err
+    assert b"mcp-sonde db upgrade" in err and b"Traceback" not in err
