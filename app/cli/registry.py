@@ -4,8 +4,10 @@
 first time, then ``updated_since``), bounded by the ``MCP_SONDE_REGISTRY_*`` settings, and prints
 its report as JSON; ``status`` prints the last sync's report. The database is
 ``MCP_SONDE_DATABASE_URL``, else the embedded SQLite file (made or upgraded). Exit codes: 0 done
-(a sync cut short by a bound is still done: its report says ``stopped``); 5 the database cannot be
-reached or is not migrated.
+(``sync``: complete); 6 a sync that stopped short (the registry did not answer, an answer was
+refused, or a bound was reached: its report's ``stopped`` says which; what was read is kept, and
+the next sync reads the same span again), so a scheduler can tell; 2 no registry configured;
+5 the database cannot be reached or is not migrated.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from app.cli.database import current_database, run_on_database
+
+#: ``registry sync``: the sync did not complete (its report says why).
+EXIT_STOPPED_SHORT = 6
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -26,8 +31,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "registry",
         help="the MCP registry mirror (sync, status)",
         description="Sync the MCP registry mirror now (MCP_SONDE_REGISTRY_URL), or show the last sync's report.",
-        epilog="exit codes: 0 done; 2 no registry configured (MCP_SONDE_REGISTRY_URL); 5 the database cannot be "
-        "reached or is not migrated",
+        epilog="exit codes: 0 done (sync: complete); 6 the sync stopped short (its report's stopped says why); "
+        "2 no registry configured (MCP_SONDE_REGISTRY_URL); 5 the database cannot be reached or is not migrated",
     )
     actions = registry.add_subparsers(dest="action", required=True)
     actions.add_parser("sync", help="run one sync now and print its report (JSON)")
@@ -40,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from app.registry.jobs import RegistryNotConfigured
 
     action = args.action
+    short: list[str] = []  # (sync: the reason it stopped short, if it did)
 
     async def act(url: str, settings: Settings) -> str:
         from sqlalchemy import select
@@ -55,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
                 report = (
                     await RegistryMirror(engine, settings, SystemResolver(settings.dns_timeout_s)).run()
                 ).as_json()
+                if report["stopped"] != "complete":
+                    short.append(str(report["stopped"]))
             else:
                 async with engine.connect() as db:
                     query = select(registry_sync.c.last_report).where(
@@ -63,4 +71,5 @@ def run(args: argparse.Namespace) -> int:
                     report = await db.scalar(query)
         return json.dumps(report, indent=2) + "\n"
 
-    return run_on_database("registry", act, usage=(RegistryNotConfigured,))
+    code = run_on_database("registry", act, usage=(RegistryNotConfigured,))
+    return EXIT_STOPPED_SHORT if code == 0 and short else code

@@ -13,6 +13,7 @@ before this import) are made again in the same transaction (:func:`app.directory
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 
 from sqlalchemy import and_, delete, func, select, update
@@ -27,9 +28,16 @@ from app.sweeps.policy import first_due
 
 
 async def import_entries(
-    engine: AsyncEngine, entries: list[Entry], *, now: datetime, allow_private: bool, interval_s: float
+    engine: AsyncEngine,
+    entries: list[Entry],
+    *,
+    now: datetime,
+    allow_private: bool,
+    interval_s: float,
+    skipped: Counter[str] | None = None,
 ) -> int:
-    """Write ``entries`` (one page) in one transaction; how many endpoints they list."""
+    """Write ``entries`` (one page) in one transaction; how many endpoints they list (each kept but
+    never probed also counted in ``skipped`` by its reason: ``url_template``, ``needs_headers``, ...)."""
     insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
     listed = 0
     touched: set[str] = set()
@@ -64,6 +72,8 @@ async def import_entries(
                 endpoint = endpoint_of(remote, allow_private=allow_private)
                 endpoints.setdefault(endpoint.url, endpoint)
             listed += len(endpoints)
+            if skipped is not None:
+                skipped.update(e.skip_reason for e in endpoints.values() if e.skip_reason is not None)
             touched |= await _match(db, key, endpoints, now, interval_s)
         await refresh_registry(db, touched)
     return listed

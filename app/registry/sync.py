@@ -126,7 +126,12 @@ async def run_sync(
         report.skipped.update(page.skipped)
         report.entries += len(page.entries)
         report.endpoints += await import_entries(
-            engine, page.entries, now=datetime.now(UTC), allow_private=client.allow_private, interval_s=sweep_interval_s
+            engine,
+            page.entries,
+            now=datetime.now(UTC),
+            allow_private=client.allow_private,
+            interval_s=sweep_interval_s,
+            skipped=report.skipped,
         )
         for entry in page.entries:
             if entry.updated_at is not None and (report.newest_updated_at is None

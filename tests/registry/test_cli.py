@@ -38,3 +38,32 @@ def test_sync_then_status_on_the_embedded_database(tmp_path: Path) -> None:
 def test_without_a_registry_configured_nothing_is_synced(tmp_path: Path) -> None:
     done = registry(tmp_path, None, "sync")
     assert done.returncode == 2 and "registry_not_configured" in done.stderr and not done.stdout
+
+
+def test_a_sync_the_registry_does_not_answer_is_exit_6_with_its_report(tmp_path: Path) -> None:
+    """A scheduler running ``registry sync`` must be able to tell a sync that did not complete."""
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    done = registry(tmp_path, f"http://127.0.0.1:{port}", "sync")
+    assert done.returncode == 6, done.stderr
+    report = json.loads(done.stdout)
+    assert report["stopped"] != "complete" and report["pages"] == 0
+
+
+def test_remotes_kept_but_never_probed_are_counted_by_reason(tmp_path: Path) -> None:
+    from tests.servers.registry import response
+
+    entries = [
+        response(
+            "io.example/templated", "1.0.0", [{"type": "streamable-http", "url": "https://{tenant}.example.com/mcp"}]
+        ),
+        response("io.example/plain", "1.0.0", [{"type": "streamable-http", "url": "https://mcp.example.com/mcp"}]),
+    ]
+    with registry_server(RegistryState(entries=entries)) as base:
+        synced = registry(tmp_path, base, "sync")
+    assert synced.returncode == 0, synced.stderr
+    report = json.loads(synced.stdout)
+    assert report["endpoints"] == 2 and report["skipped"] == {"url_template": 1}

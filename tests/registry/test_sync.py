@@ -50,6 +50,8 @@ async def test_a_full_import_then_incremental_syncs_mark_deleted_and_deprecated_
     assert report.skipped == {
         "entry_name_invalid": 1, "entry_version_invalid": 1, "entry_shape": 1, "entry_remotes_invalid": 1,
         "entry_duplicate_member": 1, "entry_meta_invalid": 1, "entry_time_invalid": 1, "remote_transport_unknown": 1,
+        # remotes kept, never probed (the rows' skip reasons, below)
+        "url_template": 1, "needs_headers": 1, "refused:scheme_not_https": 1,
     }  # fmt: skip
     assert await scalar(engine, select(func.count()).select_from(registry_entries)) == COUNT + 5
     reasons = {reason: n for reason, n in (await _reasons(engine))}
