@@ -69,7 +69,10 @@ async def summary_document(services: Services, server_id: str) -> dict[str, Any]
         "last_seen": _time(found.last_seen),
         "latest": {"status": found.latest_status, "attestation_id": found.latest_attestation_id} | extras.pop("latest"),
         "uptime": report.rates(days, now.date()),
-        "badge": {"uptime_svg": badge, "markdown": f"[![MCP uptime]({badge})]({base}/v1/servers/{found.server_id})"},
+        "badge": {
+            "uptime_svg": badge,
+            "markdown": f"[![MCP uptime]({badge})]({base}/servers/{found.server_id})",
+        },  # (its page)
         **extras,
     }
 

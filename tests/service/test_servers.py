@@ -70,6 +70,8 @@ def test_summary_and_history_of_a_checked_server(service: Service, raw: RawServe
     assert body["latest"]["attestation_id"] == first.json()["attestation_id"]
     assert body["uptime"]["7d"] == {"rate": 1.0, "counted_days": 1, "up_days": 1, "down_days": 0}
     assert body["badge"]["markdown"].startswith("[![MCP uptime](")
+    assert body["badge"]["markdown"].endswith(f"/servers/{server_id})")  # (the server page, as the page's snippet)
+    assert "/v1/" not in body["badge"]["markdown"].rsplit("](", 1)[1]
     days = history.json()["days"]
     assert [(d["state"], d["up"]) for d in days] == [("up", 1)] and history.json()["latency"]["runs"] == 1
     assert badge.status_code == 200 and badge.headers["content-type"].startswith("image/svg+xml")
