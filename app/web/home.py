@@ -30,6 +30,7 @@ from app.service.cors import origin_may_draw
 from app.service.errors import ApiError
 from app.service.routes import services_of
 from app.service.services import Services
+from app.settings import Settings
 from app.web.explain import explain_refusal
 from app.web.form import read_url
 from app.web.render import page
@@ -39,21 +40,22 @@ from app.web.views import result_view
 URL_MAX = 2048
 
 
-def _context(settings_base: str, asked: str = "") -> dict[str, Any]:
+def _context(settings: Settings, asked: str = "") -> dict[str, Any]:
     return {
+        "allow_private": settings.allow_private,
         "asked": asked,
         "result": None,
         "error": None,
         "remaining": None,
         "url_max": URL_MAX,
-        "base_url": settings_base,
+        "base_url": settings.public_base_url,
     }
 
 
 async def home(request: Request) -> Response:
     """``GET /``: the page with the empty form."""
     services = services_of(request)
-    return page(request, "home.html", _context(services.settings.public_base_url))
+    return page(request, "home.html", _context(services.settings))
 
 
 async def check(request: Request) -> Response:
@@ -63,7 +65,7 @@ async def check(request: Request) -> Response:
     try:
         return await budgeted(request, services, lambda client: _checked(request, services, client, asked))
     except ApiError as exc:
-        context = _context(services.settings.public_base_url, asked[0] if asked else "")
+        context = _context(services.settings, asked[0] if asked else "")
         context["error"] = {
             "status": exc.status_code,
             "reason": exc.reason,
@@ -83,7 +85,7 @@ async def _checked(request: Request, services: Services, client: str, asked: lis
         raise ApiError("free_pool_origin_refused", "pages on this origin may not draw on the free pool")
     served = await run_check(services, url, client=client, payment=None, free=True)
     document = json.loads(served.payload)
-    context = _context(settings.public_base_url, url)
+    context = _context(settings, url)
     context["result"] = result_view(document)
     context["remaining"] = served.pool_remaining
     return page(request, "home.html", context, headers=served.headers())

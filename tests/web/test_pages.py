@@ -196,3 +196,12 @@ def test_templates_escape_every_server_field() -> None:
     assert not page.tags("script") and not page.tags("img") and [e.tag for e in page.tags("a")] == ["a"]
     for text in (hostile.NAME, hostile.IMAGE, hostile.LINK, hostile.SCRIPT, hostile.TOOL):
         assert text in page.text
+
+
+def test_the_home_page_says_which_targets_this_instance_checks(site: SiteFactory) -> None:
+    with site() as running:  # (loopback targets allowed: the development switch)
+        switched = httpx2.get(f"{running.base}/", timeout=10).text
+    with site(allow_private=False) as running:
+        public = httpx2.get(f"{running.base}/", timeout=10).text
+    assert "development switch on" in switched and "port 443" not in switched
+    assert "Only public https addresses on port 443" in public and "development switch" not in public
