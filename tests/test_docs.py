@@ -49,3 +49,10 @@ def test_openapi_describes_the_full_result_and_every_check() -> None:
     assert set(added) | set(schemas["ProbeResult"]["properties"]) == set(CheckResult.model_fields)
     readme = (ROOT / "README.md").read_text()
     assert [check for check in catalogue().checks if f"`{check}`" not in readme] == []
+
+
+def test_the_top_level_openapi_document_is_the_one_the_service_serves() -> None:
+    """``openapi.yaml`` links to the packaged copy: an edit through a tool that writes a new file
+    (``sed -i``) would leave two documents that drift apart."""
+    assert (ROOT / "openapi.yaml").is_symlink()
+    assert (ROOT / "openapi.yaml").resolve() == (ROOT / "app" / "service" / "openapi.yaml").resolve()
