@@ -184,7 +184,7 @@ def check_url(url: str, *, allow_private: bool = False) -> TargetUrl:
             raise _refuse("url_malformed")
         if not allow_private:
             raise _refuse("host_ip_literal")
-        host = raw_host
+        host = str(ip_literal)  # (one spelling, RFC 5952: every spelling of an address is one host)
     else:
         if _is_numeric_host(raw_host) or _parse_ip_literal(raw_host) is not None:
             ip_literal = _parse_ip_literal(raw_host)

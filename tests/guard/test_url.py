@@ -265,6 +265,30 @@ DEV_ACCEPTED: list[object] = [
         id="http-loopback-v6",
     ),
     pytest.param(
+        "http://[0:0:0:0:0:0:0:1]:9/x",
+        TargetUrl(
+            scheme="http",
+            host="::1",
+            port=9,
+            target="/x",
+            url="http://[::1]:9/x",
+            ip_literal=ipaddress.IPv6Address("::1"),
+        ),
+        id="http-loopback-v6-long-spelling-is-one-host",
+    ),
+    pytest.param(
+        "http://[0:0::1]:9/x",
+        TargetUrl(
+            scheme="http",
+            host="::1",
+            port=9,
+            target="/x",
+            url="http://[::1]:9/x",
+            ip_literal=ipaddress.IPv6Address("::1"),
+        ),
+        id="http-loopback-v6-short-spelling-is-one-host",
+    ),
+    pytest.param(
         "https://localhost:8443/mcp",
         TargetUrl(scheme="https", host="localhost", port=8443, target="/mcp", url="https://localhost:8443/mcp"),
         id="https-localhost-port",
