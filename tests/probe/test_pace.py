@@ -10,7 +10,7 @@ import pytest
 from app.probe.pace import PaceRefused
 from app.probe.runner import observe
 from app.settings import Settings
-from tests.servers.raw import RawServer, Request, send
+from tests.servers.raw import RawServer, challenging
 from tests.servers.raw_mcp import MiniMcp
 from tests.servers.raw_sse import MiniSse
 
@@ -75,10 +75,7 @@ async def test_a_refused_probed_host_is_never_contacted(raw: RawServer, dev_sett
 async def test_a_refused_further_host_is_reported_and_not_fetched(raw: RawServer, dev_settings: Settings) -> None:
     hint = raw.url("/meta", host="localhost")
 
-    def protected(_request: Request, conn: socket.socket) -> None:
-        send(conn, 401, {"www-authenticate": f'Bearer resource_metadata="{hint}"', "content-type": "application/json"})
-
-    raw.routes["/mcp"] = protected
+    raw.routes["/mcp"] = challenging(hint)
     pace = Recording(raw, frozenset({"localhost"}))
     observation = await observe(raw.url("/mcp"), settings=dev_settings, pace=pace)
     result = observation.result

@@ -219,3 +219,14 @@ def not_found(request: Request, conn: socket.socket) -> bool:
     """The default route: a 404 HTML page."""
     send(conn, 404, {"content-type": "text/html"}, b"<html><body>Not Found</body></html>")
     return False
+
+
+def challenging(metadata_url: str) -> Handler:
+    """A route answering every request with 401 and a Bearer challenge naming ``metadata_url`` as
+    its protected resource metadata (RFC 9728 section 5.1)."""
+
+    def protected(_request: Request, conn: socket.socket) -> None:
+        challenge = f'Bearer resource_metadata="{metadata_url}"'
+        send(conn, 401, {"www-authenticate": challenge, "content-type": "application/json"}, b"{}")
+
+    return protected

@@ -20,7 +20,7 @@ from app.service.metrics import Metrics
 from app.service.turns import REACH_SLACK_S, START_SLACK_S, TURN_WAIT_S, StartTurns, slots_key
 from app.settings import Settings
 from app.store import MemoryStore, RedisStore, Store, key
-from tests.servers.raw import RawServer, Request, send
+from tests.servers.raw import RawServer, Request, challenging
 from tests.servers.raw_mcp import MiniMcp
 from tests.servers.redis_server import shared_redis_url
 
@@ -172,10 +172,7 @@ async def test_a_further_host_of_a_served_check_waits_for_its_turn_at_its_first_
     settings, store = _settings(), MemoryStore()
     hint = raw.url("/meta", host="localhost")
 
-    def protected(_request: Request, conn: socket.socket) -> None:
-        send(conn, 401, {"www-authenticate": f'Bearer resource_metadata="{hint}"', "content-type": "application/json"})
-
-    raw.routes["/mcp"] = protected
+    raw.routes["/mcp"] = challenging(hint)
     runner = _runner(settings, store, set(), 0.0)
     await store.set(key("host-start", "localhost", "free"), b"other", 60)  # (another probe just started there)
     result = await runner.check(await _target(raw.url("/mcp")), CheckMode(light=True), client="c")
@@ -189,10 +186,7 @@ async def test_a_further_host_is_held_to_its_probe_slots_too(raw: RawServer) -> 
     settings, store = _settings(), MemoryStore()
     hint = raw.url("/meta", host="localhost")
 
-    def protected(_request: Request, conn: socket.socket) -> None:
-        send(conn, 401, {"www-authenticate": f'Bearer resource_metadata="{hint}"', "content-type": "application/json"})
-
-    raw.routes["/mcp"] = protected
+    raw.routes["/mcp"] = challenging(hint)
     for other in range(settings.host_concurrency):
         assert await store.acquire_slot(slots_key("localhost", "free"), f"other-{other}", settings.host_concurrency, 60)
     runner = _runner(settings, store, set(), 0.0)
