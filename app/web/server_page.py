@@ -24,6 +24,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from app.directory.search import RegistryEntry
+from app.errors import TargetRefused
+from app.guard import check_url
 from app.history import report
 from app.history.reading import HistoryRead
 from app.history.records import Change, Toolset
@@ -94,6 +96,7 @@ async def _context(services: Services, server_id: str) -> dict[str, Any]:
         "changes": [_change(change) for change in changes],
         "badge": _badge(base, server_id, read.server.url),
         "base_url": base,
+        "keys_private": _needs_private(base),
         "registry": _registry(listed[1]) if listed is not None else None,
         "category": listed[0].category if listed is not None else None,
     }
@@ -192,6 +195,16 @@ def _change(change: Change) -> dict[str, Any]:
         "counts": {key: int(counts.get(key, 0)) for key in ("added", "removed", "renamed", "changed")},
         "attestation_id": change.run_id,
     }
+
+
+def _needs_private(base: str) -> bool:
+    """Whether ``mcp-sonde verify`` needs ``--allow-private`` to fetch this service's keys (a base URL
+    the target guard refuses, such as a loopback one under the development switch)."""
+    try:
+        check_url(f"{base}/.well-known/mcp-sonde-keys.json")
+    except TargetRefused:
+        return True
+    return False
 
 
 def _badge(base: str, server_id: str, url: str) -> dict[str, str]:

@@ -167,6 +167,7 @@ def test_server_page_of_a_checked_server(site: SiteFactory, raw: RawServer) -> N
     assert {e.attrs.get("id") for e in page.tags("textarea")} == {"badge-markdown", "badge-html"}
     assert f"[![MCP uptime]({running.base}/badge/mcp/uptime?url=" in page.text
     assert f"/v1/attestations/{row.run_id}" in server.text and "mcp-sonde verify attestation.json" in page.text
+    assert "mcp-sonde-keys.json --allow-private" in page.text  # (this site's keys are on loopback)
     assert badge.status_code == 200 and badge.headers["content-type"].startswith("image/svg+xml")
 
 
