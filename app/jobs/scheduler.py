@@ -155,7 +155,7 @@ class Scheduler:
     async def _keep_lease(self, stop: asyncio.Event) -> None:
         assert self.lease is not None
         period = self.settings.scheduler_lock_ttl_s / 3
-        was = False
+        was: bool | None = None  # (so a standby says so at its start too)
         while not stop.is_set():
             now = await self.lease.acquire()
             if now != was:

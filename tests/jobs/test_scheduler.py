@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections import Counter
@@ -54,11 +55,12 @@ def scheduler_of(settings: Settings, source: ListSource, enqueued: list[tuple[st
     return Scheduler(registry, settings, store, enqueue, room, JobMetrics(CollectorRegistry()), lease)
 
 
-async def test_one_scheduler_is_active_and_a_standby_takes_over_when_it_dies() -> None:
+async def test_one_scheduler_is_active_and_a_standby_takes_over_when_it_dies(caplog: pytest.LogCaptureFixture) -> None:
     settings = Settings(
         redis_url=shared_redis_url(), redis_namespace=f"t{uuid.uuid4().hex[:8]}:", jobs_queue=uuid.uuid4().hex,
         scheduler_tick_s=0.2, scheduler_lock_ttl_s=3.0,
     )  # fmt: skip
+    caplog.set_level(logging.INFO, logger="mcp_sonde.jobs")
     source = Endless()
     enqueued: list[tuple[str, str]] = []
     first, second = (scheduler_of(settings, source, enqueued, who) for who in ("first", "second"))
@@ -68,6 +70,8 @@ async def test_one_scheduler_is_active_and_a_standby_takes_over_when_it_dies() -
     running_second = asyncio.create_task(second.run(stop_second))
     await asyncio.sleep(2.0)
     assert {who for who, _ in enqueued} == {"first"} and first.active and not second.active
+    said = [r.getMessage() for r in caplog.records if r.name == "mcp_sonde.jobs"]
+    assert "this scheduler is active" in said and "this scheduler is standing by (another one is active)" in said
     # The active one dies: its tasks end without giving the lease back.
     assert first.lease is not None
     first.lease.release = _nothing  # type: ignore[method-assign]
