@@ -8,12 +8,16 @@ metadata, its ``resource``); RFC 6750 section 3 (``scope``); MCP 2025-11-25
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from app.checks.catalogue import CheckSpec
 from app.checks.facts import Facts, blocked, verdict
 from app.checks.model import CheckVerdict
 from app.probe.legacy_sse import same_origin
+
+if TYPE_CHECKING:
+    from app.probe.auth import AuthInfo, MetadataLookup
 
 #: Findings reported in a verdict's evidence (``total`` counts them all): the answer stays small.
 MAX_FINDINGS = 100
@@ -91,6 +95,12 @@ def auth_metadata(facts: Facts, spec: CheckSpec) -> CheckVerdict:
         if not any(s.lower() == "bearer" for s in schemes):
             problems.append("no_bearer_challenge")
     metadata = auth.metadata
+    if metadata is None and (ours := _not_fetched(auth)):
+        # Our own limits kept the probe from a metadata URL (pacing, the opt-out list, its budget):
+        # that the server publishes none is not observed.
+        reason = "budget_exhausted" if all(look.failed == "probe_deadline" for look in ours) else "withheld"
+        not_fetched = [{"url": look.url, "refused": look.refused, "failed": look.failed} for look in ours]
+        return verdict(spec, "unverified", reason, metadata_not_fetched=not_fetched)
     if metadata is None:
         problems.append("metadata_missing")
     else:
@@ -115,6 +125,16 @@ def auth_metadata(facts: Facts, spec: CheckSpec) -> CheckVerdict:
     if problems:
         return verdict(spec, "failed", problems[0], **evidence)
     return verdict(spec, "verified", **evidence)
+
+
+#: Lookup refusals that are our own limits, not the server's doing: the host's turn did not come,
+#: or the opt-out list kept it (a probe job's).
+_OURS = frozenset({"target_busy", "opted_out", "optout_unavailable"})
+
+
+def _not_fetched(auth: AuthInfo) -> list[MetadataLookup]:
+    """The metadata lookups our own limits stopped (refused by them, or cut by the probe's budget)."""
+    return [look for look in auth.lookups if look.refused in _OURS or look.failed == "probe_deadline"]
 
 
 def tool_description_hygiene(facts: Facts, spec: CheckSpec) -> CheckVerdict:

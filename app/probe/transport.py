@@ -147,7 +147,11 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
                 last_error = exc
                 continue
             if pace is not None:  # connected: held again for the TLS handshake and the first write
-                await pace.dialling(host)
+                try:
+                    await pace.dialling(host)
+                except BaseException:  # (PaceRefused, or cancelled: the connection is not used)
+                    await stream.aclose()
+                    raise
                 self._contacted.add(host)
             return stream
         assert last_error is not None

@@ -51,7 +51,9 @@ if not redis.call('ZSCORE', KEYS[1], ARGV[4]) and redis.call('ZCARD', KEYS[1]) >
   return 0
 end
 redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then  -- (the set outlives its longest slot)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
 return 1
 """
 

@@ -97,3 +97,45 @@ async def test_a_first_try_that_fails_is_a_contact_too(raw: RawServer, dev_setti
         ("dialling", "127.0.0.1"),
         ("contacted", "127.0.0.1"),
     ]
+
+
+async def test_a_connection_made_before_the_pace_refused_is_closed_not_left_open(dev_settings: Settings) -> None:
+    """The pace may refuse when asked again once connected (its turn went meanwhile): the probe must
+    not leave that connection open for the garbage collector to close."""
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    seen: list[bytes | None] = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        conn.settimeout(3.0)
+        try:
+            seen.append(conn.recv(1))  # b"": closed by the probe; a timeout: left open
+        except TimeoutError:
+            seen.append(None)
+        finally:
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    class SecondRefused:
+        asked = 0
+
+        async def dialling(self, host: str) -> None:
+            self.asked += 1
+            if self.asked == 2:
+                raise PaceRefused("target_busy", "the turn went while connecting")
+
+        async def contacted(self, host: str) -> None:
+            return None
+
+    port = listener.getsockname()[1]
+    with pytest.raises(PaceRefused):
+        await observe(f"http://127.0.0.1:{port}/mcp", settings=dev_settings, pace=SecondRefused())
+    thread.join(5)
+    listener.close()
+    assert seen == [b""]
