@@ -45,7 +45,7 @@ from app.probe.credentials import Credentials
 from app.probe.pace import Pace, PaceRefused
 from app.probe.reach import ContactPolicy
 from app.service.metrics import Metrics
-from app.service.turns import REACH_SLACK_S, FurtherSlots, ProbePace, StartTurns, slots_key
+from app.service.turns import REACH_SLACK_S, FurtherSlots, ProbePace, StartTurns, slots_key, wait_slot
 from app.settings import Settings
 from app.store import Store, key
 
@@ -222,8 +222,6 @@ class CheckRunner:
         A slot lasts until the probe's budget has run out even when its start turn comes last,
         at ``deadline``: a slot that lapsed while its probe ran would let one probe too many in.
         """
-        while not await self.store.acquire_slot(name, token, limit, max(0.0, deadline - time.monotonic()) + budget + 5):
-            if time.monotonic() > deadline:
-                self.metrics.turn_wait.observe(time.monotonic() - asked)
-                raise TargetBusy(math.ceil(budget))
-            await asyncio.sleep(_POLL_S)
+        if not await wait_slot(self.store, name, token, limit, deadline + budget + 5, deadline):
+            self.metrics.turn_wait.observe(time.monotonic() - asked)
+            raise TargetBusy(math.ceil(budget))

@@ -60,7 +60,7 @@ class StartTurns:
         contact; False: none came."""
         if self.interval_s <= 0:
             return True
-        gate, ttl = key("host-start", host, klass), self.before_contact_s
+        gate, ttl = _gate(host, klass), self.before_contact_s
         while not await self.store.set_nx(gate, token, ttl):
             if await self.store.renew_if_equal(gate, token, ttl):
                 return True  # (ours already)
@@ -75,17 +75,32 @@ class StartTurns:
         if self.interval_s <= 0:
             return True
         ttl = self.after_contact_s if contacted else self.before_contact_s
-        return await self.store.renew_if_equal(key("host-start", host, klass), token, ttl)
+        return await self.store.renew_if_equal(_gate(host, klass), token, ttl)
 
     async def give_back(self, host: str, klass: str, token: bytes) -> None:
         """Give back a turn ``token`` took and never used (its host saw nothing of it)."""
         if self.interval_s > 0:
-            await self.store.delete_if_equal(key("host-start", host, klass), token)
+            await self.store.delete_if_equal(_gate(host, klass), token)
+
+
+def _gate(host: str, klass: str) -> str:
+    """The store key of a host's start turn in ``klass``."""
+    return key("host-start", host, klass)
 
 
 def slots_key(host: str, klass: str) -> str:
     """The store key of a host's probe slots in ``klass`` (at most ``host_concurrency`` at once)."""
     return key("host-slots", host, klass)
+
+
+async def wait_slot(store: Store, name: str, token: str, limit: int, until: float, deadline: float) -> bool:
+    """Take one of ``limit`` slots ``name`` for ``token``, lasting until ``until`` (monotonic),
+    waiting until ``deadline``; False: none came free."""
+    while not await store.acquire_slot(name, token, limit, max(until - time.monotonic(), 1.0)):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(_POLL_S)
+    return True
 
 
 @dataclass(frozen=True)
@@ -105,6 +120,7 @@ class ProbePace:
         self.turns = turns
         self.klass = klass
         self.token = token
+        self._gate_token = token.encode()
         self.probed = probed
         self.further = further
         self.dialled: set[str] = set()
@@ -113,28 +129,27 @@ class ProbePace:
     async def dialling(self, host: str) -> None:
         if host != self.probed and host not in self.dialled:
             await self._further_slot(host)
-        if not await self.turns.hold(host, self.klass, self.token.encode(), contacted=False):
+        if not await self.turns.hold(host, self.klass, self._gate_token, contacted=False):
             deadline = time.monotonic() + TURN_WAIT_S
-            if not await self.turns.take(host, self.klass, self.token.encode(), deadline):
+            if not await self.turns.take(host, self.klass, self._gate_token, deadline):
                 raise PaceRefused("target_busy", "the host's turn for a new contact did not come in time")
         self.dialled.add(host)
 
     async def contacted(self, host: str) -> None:
-        await self.turns.hold(host, self.klass, self.token.encode(), contacted=True)
+        await self.turns.hold(host, self.klass, self._gate_token, contacted=True)
 
     async def settle(self) -> None:
         """The probe is over: its further hosts' slots go back, and the probed host's turn if unused."""
         for host in self._slotted:
             await self.turns.store.release_slot(slots_key(host, self.klass), self.token)
         if self.probed not in self.dialled:
-            await self.turns.give_back(self.probed, self.klass, self.token.encode())
+            await self.turns.give_back(self.probed, self.klass, self._gate_token)
 
     async def _further_slot(self, host: str) -> None:
-        name, ttl = slots_key(host, self.klass), self.further.budget_s + TURN_WAIT_S + 5
-        deadline = time.monotonic() + TURN_WAIT_S
-        while not await self.turns.store.acquire_slot(name, self.token, self.further.limit, ttl):
-            if time.monotonic() > deadline:
-                raise PaceRefused("target_busy", "the host has no free slot for another contact")
-            await asyncio.sleep(_POLL_S)
+        start = time.monotonic()
+        until, deadline = start + self.further.budget_s + TURN_WAIT_S + 5, start + TURN_WAIT_S
+        if not await wait_slot(self.turns.store, slots_key(host, self.klass), self.token, self.further.limit,
+                               until, deadline):  # fmt: skip
+            raise PaceRefused("target_busy", "the host has no free slot for another contact")
         if host not in self._slotted:
             self._slotted.append(host)
