@@ -382,10 +382,11 @@ class Exchanger:
         limits["pool"] = self._read_timeout_s
         extensions: dict[str, Any] = {"timeout": limits}
         parsed = self._url(url)
-        host = parsed.raw_host.decode("ascii").lower()
-        first = self._pace is not None and host not in self._sent_to
-        if on_sent is not None or first:
-            extensions["trace"] = self._written(on_sent, host if first else None)
+        first: str | None = None  # (the host, while no request to it has been written yet)
+        if self._pace is not None and (host := parsed.raw_host.decode("ascii").lower()) not in self._sent_to:
+            first = host
+        if on_sent is not None or first is not None:
+            extensions["trace"] = self._written(on_sent, first)
         while True:
             request = httpx2.Request(
                 method, parsed, headers=self._base_headers | headers, content=content, extensions=extensions
