@@ -175,7 +175,8 @@ def _read_request(
     while b"\r\n\r\n" not in buffer:
         if read is not None:
             chunk, stamp = read()
-            received_at = received_at if received_at is not None or buffer else stamp
+            if received_at is None and not buffer:  # (the request's first bytes)
+                received_at = stamp
         else:
             chunk = conn.recv(65536)
         if not chunk or len(buffer) > MAX_HEADER_BYTES:
