@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Row, Select, select, update
+from sqlalchemy import Row, Select, Update, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -335,7 +335,7 @@ class MonitorStore:
         return Finished(monitor, made)
 
 
-def _given_back(monitor: int, runs: int) -> Any:
+def _given_back(monitor: int, runs: int) -> Update:
     """``runs`` runs back to the block of ``monitor`` (not a deleted one): active again, and its
     exhausted alert armed again when it had gone out."""
     return (
