@@ -239,6 +239,11 @@ def test_accepted(url: str, expected_url: str, host: str, port: int, target: str
     assert network_calls == []
 
 
+#: Every spelling of the IPv6 loopback is this one host (RFC 5952 form).
+LOOPBACK_V6 = TargetUrl(
+    scheme="http", host="::1", port=9, target="/x", url="http://[::1]:9/x", ip_literal=ipaddress.IPv6Address("::1")
+)
+
 DEV_ACCEPTED: list[object] = [
     pytest.param(
         "http://127.0.0.1:8000/mcp",
@@ -252,41 +257,13 @@ DEV_ACCEPTED: list[object] = [
         ),
         id="http-loopback-v4",
     ),
-    pytest.param(
-        "http://[::1]:9/x",
-        TargetUrl(
-            scheme="http",
-            host="::1",
-            port=9,
-            target="/x",
-            url="http://[::1]:9/x",
-            ip_literal=ipaddress.IPv6Address("::1"),
-        ),
-        id="http-loopback-v6",
-    ),
-    pytest.param(
-        "http://[0:0:0:0:0:0:0:1]:9/x",
-        TargetUrl(
-            scheme="http",
-            host="::1",
-            port=9,
-            target="/x",
-            url="http://[::1]:9/x",
-            ip_literal=ipaddress.IPv6Address("::1"),
-        ),
-        id="http-loopback-v6-long-spelling-is-one-host",
-    ),
-    pytest.param(
-        "http://[0:0::1]:9/x",
-        TargetUrl(
-            scheme="http",
-            host="::1",
-            port=9,
-            target="/x",
-            url="http://[::1]:9/x",
-            ip_literal=ipaddress.IPv6Address("::1"),
-        ),
-        id="http-loopback-v6-short-spelling-is-one-host",
+    *(
+        pytest.param(spelling, LOOPBACK_V6, id=name)
+        for spelling, name in [
+            ("http://[::1]:9/x", "http-loopback-v6"),
+            ("http://[0:0:0:0:0:0:0:1]:9/x", "http-loopback-v6-long-spelling-is-one-host"),
+            ("http://[0:0::1]:9/x", "http-loopback-v6-short-spelling-is-one-host"),
+        ]
     ),
     pytest.param(
         "https://localhost:8443/mcp",
