@@ -192,10 +192,9 @@ class CheckRunner:
         try:
             await self._slot(slots, token, self.settings.host_concurrency, budget, deadline, asked)
             try:
-                busy = TargetBusy(math.ceil(self.settings.host_start_interval_s))
                 if not await self.turns.take(host, turn.klass, token.encode(), deadline):
                     self.metrics.turn_wait.observe(time.monotonic() - asked)
-                    raise busy
+                    raise self._no_turn()
                 started = time.monotonic()
                 self.metrics.turn_wait.observe(started - asked)
                 pace = ProbePace(
@@ -205,7 +204,7 @@ class CheckRunner:
                     with lookups_for(LookupOwner(turn.client, paid=turn.paid)):  # the probe's own lookups too
                         result = await self.probe(target, replace(mode, pace=pace))
                 except PaceRefused as exc:  # (its turn lapsed before its first contact, and did not come back)
-                    raise busy from exc
+                    raise self._no_turn() from exc
                 finally:
                     await pace.settle()
                 self.metrics.probes.labels(status=result.status).inc()
@@ -215,6 +214,10 @@ class CheckRunner:
                 await self.store.release_slot(slots, token)
         finally:
             await self.store.release_slot(mine, token)
+
+    def _no_turn(self) -> TargetBusy:
+        """The refusal of a check whose host's start turn did not come."""
+        return TargetBusy(math.ceil(self.settings.host_start_interval_s))
 
     async def _slot(self, name: str, token: str, limit: int, budget: float, deadline: float, asked: float) -> None:
         """Take one of ``limit`` slots ``name``, waiting until ``deadline`` (the wait counted from ``asked``).
