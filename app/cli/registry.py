@@ -45,9 +45,10 @@ def run(args: argparse.Namespace) -> int:
     from app.registry.jobs import RegistryNotConfigured
 
     action = args.action
-    short: list[str] = []  # (sync: the reason it stopped short, if it did)
+    stopped_short = False
 
     async def act(url: str, settings: Settings) -> str:
+        nonlocal stopped_short
         from sqlalchemy import select
 
         from app.guard import SystemResolver
@@ -61,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
                 report = (
                     await RegistryMirror(engine, settings, SystemResolver(settings.dns_timeout_s)).run()
                 ).as_json()
-                if report["stopped"] != "complete":
-                    short.append(str(report["stopped"]))
+                stopped_short = report["stopped"] != "complete"
             else:
                 async with engine.connect() as db:
                     query = select(registry_sync.c.last_report).where(
@@ -72,4 +72,4 @@ def run(args: argparse.Namespace) -> int:
         return json.dumps(report, indent=2) + "\n"
 
     code = run_on_database("registry", act, usage=(RegistryNotConfigured,))
-    return EXIT_STOPPED_SHORT if code == 0 and short else code
+    return EXIT_STOPPED_SHORT if code == 0 and stopped_short else code
