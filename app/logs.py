@@ -9,7 +9,7 @@ Policy:
   :data:`REQUEST_ID`), and ``exception`` (the formatted traceback) when there is one.
   ``log_format=plain`` gives one readable line per record instead, for people at a terminal.
 - The access log (``mcp_sonde.access``) goes to stdout, everything else to stderr. Access
-  lines are built by :class:`app.service.accesslog.AccessLogger` with the same keys and
+  lines are built by :class:`app.http.middleware.accesslog.AccessLogger` with the same keys and
   handed to :class:`LineHandler` without a ``LogRecord``; they hold no query strings, bodies
   or headers.
 - The HTTP client libraries' own request logs are kept at WARNING, because they print full
@@ -33,7 +33,7 @@ from typing import Any, Final, Literal, TextIO
 
 QUIET: Final = ("httpx2", "httpcore2", "httpx", "httpcore")
 
-#: The id of the request being handled (set by :mod:`app.service.requestid`), ``None`` outside one.
+#: The id of the request being handled (set by :mod:`app.http.middleware.requestid`), ``None`` outside one.
 REQUEST_ID: Final[ContextVar[str | None]] = ContextVar("mcp_sonde_request_id", default=None)
 
 LogFormat = Literal["json", "plain"]

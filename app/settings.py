@@ -248,7 +248,7 @@ class Settings(BaseSettings):
         description="Budget of fetching a host's proof document (/.well-known/mcp-sonde.json), seconds.",
     )  # fmt: skip
 
-    # --- scheduled work (app.jobs) -----------------------------------------------------------
+    # --- scheduled work (app.queue) -----------------------------------------------------------
     jobs_queue: str = Field(
         default="mcp-sonde:jobs", min_length=1, max_length=128,
         description="Name of the Redis stream the scheduler enqueues jobs on and workers read (with REDIS_URL).",

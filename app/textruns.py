@@ -5,7 +5,7 @@ CPython's ``unicodedata.normalize`` takes time quadratic in a run's length: one 
 alternating marks holds the GIL for seconds. UAX #15 section 13 (Stream-Safe Text Format)
 bounds a run to 30 non-starters; here a run is 30 characters of General Category Mark (Mn, Mc,
 Me: every non-starter is one). Text with a longer run is refused where a canonical form is
-made (:mod:`app.checks.canonical`) and cut where it is only scanned (:mod:`app.checks.hygiene`).
+made (:mod:`app.canonical`) and cut where it is only scanned (:mod:`app.suite.hygiene`).
 The pattern is built from the Unicode database on first use (about 0.1 s, once).
 """
 

@@ -3,7 +3,7 @@
 Two figures, each against a named baseline, medians of repeats, in one run:
 
 - **CPU per result** (this process, ``time.process_time``): the work
-  :func:`app.service.checkflow.sign_answer` adds to a result (the statement with
+  :func:`app.checking.flow.sign_answer` adds to a result (the statement with
   the result's digest, its canonical form, the Ed25519 signature over PAE, the envelope spliced
   into the answer) against the baseline, the same result's plain ``model_dump_json`` (what an
   unsigned answer costs to write). Two results of real full checks: *small*, the ``mcp`` SDK
@@ -49,12 +49,13 @@ from app.attest import dsse
 from app.attest.keyring import open_keyring
 from app.attest.signer import Attestation, Attestor
 from app.attest.statement import result_digest, statement
-from app.checks.canonical import canonical_bytes
-from app.checks.model import CheckResult
-from app.checks.run import full_check
-from app.service import checkflow, create_app
-from app.service.services import Services
+from app.canonical import canonical_bytes
+from app.checking import flow as checkflow
+from app.checking.services import Services
+from app.http import create_app
 from app.settings import Settings
+from app.suite.full import full_check
+from app.suite.model import CheckResult
 from bench._servers import sdk_fixture_process
 from tests.servers.ports import free_port, wait_listening
 from tests.servers.uvicorn_thread import serve

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app.service import create_app
+from app.http import create_app
 from app.settings import Settings
 from badges import render_svg
 

@@ -44,7 +44,7 @@ anyio.run(main, sys.argv[1], int(sys.argv[2]))
 _CASES = {
     "baseline probe()": ("from app.probe import probe", "probe(url, settings=settings)"),
     "probe() now": ("from app.probe import probe", "probe(url, settings=settings)"),
-    "full_check() now": ("from app.checks.run import full_check", "full_check(url, settings=settings)"),
+    "full_check() now": ("from app.suite.full import full_check", "full_check(url, settings=settings)"),
 }
 
 

@@ -48,12 +48,12 @@ import asyncpg
 import httpx2
 from pydantic import SecretStr
 
-from app.checks.category import rules
+from app.db import migrate
 from app.directory.rows import compose
-from app.history import migrate
 from app.history.records import Day
-from app.service import create_app
+from app.http import create_app
 from app.settings import Settings
+from app.suite.category import rules
 from bench._database import made_anew
 from tests.servers.uvicorn_thread import serve
 

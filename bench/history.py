@@ -9,7 +9,7 @@ in 90 days, the worst case of a history read):
   day's counter upserted, the server's latest state and the tool-list change check; the server's
   list is the one it had (a first record per server, untimed, stores it), as for most runs.
 - **history**: ``GET /v1/servers/{id}/history?days=90`` as the service answers it
-  (:func:`app.service.servers.server_history` called with a request: ``history()``, which reads
+  (:func:`app.http.routes.servers.server_history` called with a request: ``history()``, which reads
   the server, its days and its 90-day window on one connection (:mod:`app.history.reading`),
   the :mod:`app.history.report` functions for the days, the JSON response).
 - **changes**: ``changes(server_id, limit=50)``, the newest 50 tool-list changes.
@@ -50,10 +50,10 @@ from typing import Any
 
 from starlette.requests import Request
 
-from app.checks.canonical import canonical_bytes
+from app.canonical import canonical_bytes
 from app.history.records import Run, server_id_of
 from app.history.store import SqlHistory
-from app.service import servers as endpoints
+from app.http.routes import servers as endpoints
 from bench.history_data import Plan, Pools, counts, fresh_run_id, pools, typical_servers, url_of
 from bench.history_load import Prepared, postgres_sizes, prepare_postgres, prepare_sqlite
 
@@ -84,7 +84,7 @@ def history_request(history: SqlHistory, server_id: str) -> Request:
 
 
 def served_run(server: int, blobs: Pools, observed_at: datetime) -> Run:
-    """A served full check of generated server ``server`` as :func:`app.service.recorder.run_of` makes it."""
+    """A served full check of generated server ``server`` as :func:`app.checking.recorder.run_of` makes it."""
     tools = blobs.tool_lists[server % len(blobs.tool_lists)]
     fingerprint = hashlib.sha256(canonical_bytes(list(tools))).hexdigest()
     url, attestation = url_of(server), fresh_run_id()

@@ -38,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from app.checks.canonical import canonical_bytes
+from app.canonical import canonical_bytes
 from app.drift import diff_tools
 from app.history.changes import pack
 from app.history.records import server_id_of

@@ -1,6 +1,6 @@
 """Bulk loading of :mod:`bench.history_data` into the history schema, for ``bench/history.py``.
 
-The schema is always made by the store's own migrations (:func:`app.history.migrate.upgrade`),
+The schema is always made by the store's own migrations (:func:`app.db.migrate.upgrade`),
 so a database kept from an earlier run gets the newer migrations too. Rows go straight into the
 tables, never through ``SqlHistory.record`` (10 million of those would take hours):
 
@@ -30,8 +30,8 @@ from typing import Any
 import asyncpg
 from sqlalchemy import Table, create_engine, text
 
-from app.history import migrate
-from app.history.schema import changes, runs, server_days, servers, toolsets
+from app.db import migrate
+from app.db.tables.history import changes, runs, server_days, servers, toolsets
 from bench.history_data import (
     CHANGE_COLUMNS,
     DAY_COLUMNS,

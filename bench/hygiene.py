@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.checks import hygiene
-from app.checks.hygiene import scan_tools
+from app.suite import hygiene
+from app.suite.hygiene import scan_tools
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "hygiene" / "benign"
 

@@ -20,7 +20,7 @@ import time
 import anyio
 import httpx2
 
-from app.service import create_app
+from app.http import create_app
 from app.settings import PaymentNetwork, Settings
 from tests.payment.chain import facilitator_app, new_chain, pay
 from tests.servers.ports import free_port, wait_listening

@@ -35,11 +35,11 @@ import asyncpg
 from pydantic import SecretStr
 from starlette.requests import Request
 
-from app.history import migrate
-from app.service.services import build_services
-from app.service.stats import stats as stats_route
+from app.checking.services import build_services
+from app.db import migrate
+from app.http.pages.stats import stats_page
+from app.http.routes.stats import stats as stats_route
 from app.settings import Settings
-from app.web.stats_page import stats_page
 from bench._database import made_anew
 
 DATABASE = "sonde_bench_stats"

@@ -53,10 +53,10 @@ from pathlib import Path
 from sqlalchemy import func, select, update
 
 from app.attest.keyring import keyring_of
-from app.history import migrate
-from app.history.engine import open_engine
-from app.history.schema import runs, servers
-from app.registry.schema import registry_endpoints
+from app.db import migrate
+from app.db.engine import open_engine
+from app.db.tables.history import runs, servers
+from app.db.tables.registry import registry_endpoints
 from app.settings import Settings
 from bench._database import admin
 from tests.jobs.fleet import Fleet

@@ -14,7 +14,7 @@ import ipaddress
 
 from app.guard import IPAddress, ResolutionFailed
 from app.jobs.context import JobContext
-from app.jobs.registry import Registry
+from app.queue.handlers import Registry
 
 SUFFIX = ".sweep.test"
 LOOPBACK = ipaddress.ip_address("127.0.0.1")

@@ -34,7 +34,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
-from app.service.app import create_app
+from app.http.app import create_app
 from app.settings import PaymentNetwork, Settings
 from tests.payment.chain import PRICE, START_BALANCE, decode, facilitator_app, new_chain, pay
 from tests.servers.node import server_everything

@@ -3,7 +3,7 @@
 Each server is started over stdio and listed with the ``mcp`` SDK client (``tools/list``, every
 page); its tools are saved exactly as listed, with the wire (camelCase) field names, beside the
 package, the installed version and the client that listed them. The lists are the benign corpus
-of the tool-description hygiene scanner (:mod:`app.checks.hygiene`): none of their tools may
+of the tool-description hygiene scanner (:mod:`app.suite.hygiene`): none of their tools may
 raise a finding.
 
 Install the servers outside the repository (nothing of them is committed): the npm ones into

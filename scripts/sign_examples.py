@@ -2,7 +2,7 @@
 
 Each ``CheckResult*`` example gets a verdict for every check of the catalogue it lacks (the
 judge's rule where no baseline was named: the state of ``schema_fingerprint`` decides, as
-:mod:`app.checks.drift` does), ``baseline: null`` where it has none, the current catalogue
+:mod:`app.suite.drift` does), ``baseline: null`` where it has none, the current catalogue
 digest, and a fresh envelope: its statement is built by the service's own code
 (:func:`app.attest.statement.statement`, at the example's original ``finished_at``) and signed
 with a throwaway Ed25519 key, whose key document replaces the example key document (and its key
@@ -28,9 +28,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from app.attest import dsse
 from app.attest.keys import key_id, public_pem
 from app.attest.statement import statement
-from app.checks.canonical import canonical_bytes
-from app.checks.catalogue import catalogue
-from app.checks.model import CheckResult
+from app.canonical import canonical_bytes
+from app.suite.catalogue import catalogue
+from app.suite.model import CheckResult
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENT = ROOT / "app" / "service" / "openapi.yaml"

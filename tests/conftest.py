@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from app.guard import Resolver
-from app.service import create_app
+from app.http import create_app
 from app.settings import Settings
 from tests.servers.raw import RawServer
 from tests.servers.sdk_apps import build_app

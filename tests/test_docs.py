@@ -40,8 +40,8 @@ def test_readme_lists_every_setting() -> None:
 
 
 def test_openapi_describes_the_full_result_and_every_check() -> None:
-    from app.checks.catalogue import catalogue
-    from app.checks.model import CheckResult
+    from app.suite.catalogue import catalogue
+    from app.suite.model import CheckResult
 
     document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
     schemas = document["components"]["schemas"]

@@ -14,7 +14,7 @@ import pytest
 CODE = """
 import logging.config, sys, time
 from app.logs import service_logging
-from app.service.accesslog import AccessLogger
+from app.http.middleware.accesslog import AccessLogger
 logging.config.dictConfig(service_logging())
 access = AccessLogger(frozenset({"/badge/mcp"}))
 scope = {"method": "GET", "path": "/badge/mcp", "client": ("203.0.113.9", 5000)}
@@ -97,7 +97,7 @@ logging.getLogger("uvicorn.error").info("Started server process [%d]", 42, extra
 logging.getLogger("mcp_sonde.service").warning("outside a request")
 token = REQUEST_ID.set("req-1")
 logging.getLogger("mcp_sonde.probe").warning("inside %s", "a request")
-logging.getLogger("app.checks.hygiene").warning("through the root logger")
+logging.getLogger("app.suite.hygiene").warning("through the root logger")
 logging.getLogger("some.library").warning("a library's warning")
 logging.getLogger("some.library").info("below the root's level")
 try:
@@ -115,7 +115,7 @@ def test_every_logger_writes_one_json_object_per_line() -> None:
         ("uvicorn.error", "INFO", "Started server process [42]"),
         ("mcp_sonde.service", "WARNING", "outside a request"),
         ("mcp_sonde.probe", "WARNING", "inside a request"),
-        ("app.checks.hygiene", "WARNING", "through the root logger"),
+        ("app.suite.hygiene", "WARNING", "through the root logger"),
         ("some.library", "WARNING", "a library's warning"),
         ("mcp_sonde.service", "ERROR", "unhandled error"),
     ]
@@ -140,7 +140,7 @@ def test_plain_logs_are_one_readable_line_per_record() -> None:
 PLAIN_ACCESS = """
 import logging.config, time
 from app.logs import REQUEST_ID, service_logging
-from app.service.accesslog import AccessLogger
+from app.http.middleware.accesslog import AccessLogger
 logging.config.dictConfig(service_logging("plain"))
 REQUEST_ID.set("req-2")
 AccessLogger(frozenset({"/healthz"}), plain=True).write(

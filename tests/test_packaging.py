@@ -60,7 +60,7 @@ def locked(path: Path) -> dict[str, set[str]]:
 
 
 def test_one_version_in_metadata_cli_and_served_openapi(service: Service, tmp_path: Path) -> None:
-    stale = yaml.safe_load((ROOT / "app/service/openapi.yaml").read_text())
+    stale = yaml.safe_load((ROOT / "app/http/openapi.yaml").read_text())
     stale["info"]["version"] = "0.0.0-stale"
     path = tmp_path / "openapi.yaml"
     path.write_text(yaml.safe_dump(stale))
@@ -107,7 +107,11 @@ def test_wheel_ships_every_file_of_the_packages(wheel: zipfile.ZipFile) -> None:
         if path.is_file() and "__pycache__" not in path.parts
     }
     assert {"app/py.typed", "badges/py.typed", "badges/data/verdana-11px-normal.json"} <= wanted
-    assert {"app/web/templates/base.html", "app/web/static/site.css", "app/web/explanations.yaml"} <= wanted
+    assert {
+        "app/http/pages/templates/base.html",
+        "app/http/pages/static/site.css",
+        "app/http/pages/explanations.yaml",
+    } <= wanted
     assert sorted(wanted - shipped) == []
 
 

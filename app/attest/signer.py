@@ -1,6 +1,6 @@
 """Sign a served full check: statement, canonical bytes, envelope, id.
 
-The payload is the canonical form of the statement (:func:`app.checks.canonical.canonical_bytes`:
+The payload is the canonical form of the statement (:func:`app.canonical.canonical_bytes`:
 Unicode NFC, duplicate keys refused, RFC 8785), so the bytes signed are the bytes a verifier
 re-derives. The attestation id is the lower-case hex SHA-256 of those payload bytes: anyone
 holding the envelope recomputes it, and two different statements never share one.
@@ -21,10 +21,10 @@ from app.attest import dsse
 from app.attest.errors import NoSigningKey
 from app.attest.keyring import KeyRing
 from app.attest.statement import statement
-from app.checks.canonical import canonical_bytes
+from app.canonical import canonical_bytes
 
 if TYPE_CHECKING:
-    from app.checks.model import CheckResult
+    from app.suite.model import CheckResult
 
 logger = logging.getLogger("mcp_sonde.attest")
 

@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from app import __version__
-from app.checks.canonical import CanonicalFormError, canonical_bytes, canonical_text
+from app.canonical import CanonicalFormError, canonical_bytes, canonical_text
 from app.guard.url import without_query
 
 if TYPE_CHECKING:
-    from app.checks.model import CheckResult, CheckVerdict
+    from app.suite.model import CheckResult, CheckVerdict
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://github.com/mcp-sonde/mcp-sonde/blob/main/app/attest/schemas/check-result-v1.schema.json"

@@ -1,6 +1,6 @@
 """``mcp-sonde check``: one probe from the command line, its exit code the result's status class.
 
-A full check runs the check suite (:mod:`app.checks`); ``--light`` is the handshake alone.
+A full check runs the check suite (:mod:`app.suite`); ``--light`` is the handshake alone.
 ``--header 'Name: value'`` makes it a credentialed check (the values are sent to the probed
 origin only and never printed). Ctrl-C ends the probe cleanly with exit code 130.
 """
@@ -20,7 +20,6 @@ from urllib.parse import urlsplit
 import anyio
 from pydantic import ValidationError
 
-from app.checks.run import full_check
 from app.cli.codes import EXIT_CODES, EXIT_HELP, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_REFUSED, EXIT_USAGE
 from app.cli.progress import Progress
 from app.errors import SondeError, TargetRefused
@@ -28,13 +27,14 @@ from app.guard.addresses import classify
 from app.guard.target import DEVELOPMENT_KINDS, AddressRefused
 from app.probe.credentials import CredentialRefused, Credentials, validate
 from app.settings import Settings
+from app.suite.full import full_check
 
 if TYPE_CHECKING:
     from app.probe.result import ProbeResult
 
 #: What a check needs only once answers come: imported on a thread while the first packet goes out
 #: and the network answers (the probe's own modules are kept light for that: see app.probe.findings).
-_LATER: Final = ("app.probe.result", "app.checks.suite", "app.cli.summary", "app.probe.tls", "app.probe.auth")
+_LATER: Final = ("app.probe.result", "app.suite.judge", "app.cli.summary", "app.probe.tls", "app.probe.auth")
 
 
 def _import_later() -> None:

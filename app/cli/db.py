@@ -14,7 +14,7 @@ import argparse
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from app.cli.database import run_on_database
+from app.cli.dbopen import run_on_database
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     action, days_asked, dry_run = args.action, getattr(args, "days", None), getattr(args, "dry_run", False)
 
     async def act(url: str, settings: Settings) -> str:
-        from app.history import migrate
-        from app.history.engine import safe_url
+        from app.db import migrate
+        from app.db.engine import safe_url
 
         if action == "upgrade":
             before, after = await migrate.upgrade(url)
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _prune(url: str, before: datetime, dry_run: bool) -> int:
-    from app.history.migrate import ensure_current
+    from app.db.migrate import ensure_current
     from app.history.store import SqlHistory
 
     await ensure_current(url, embedded=False)  # (an empty or older database: SchemaOutdated, naming db upgrade)

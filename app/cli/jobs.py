@@ -48,7 +48,7 @@ def prepared(command: str, overrides: dict[str, object]) -> Settings | int:
 def run(settings: Settings, body: Body) -> int:
     """Run ``body`` until SIGTERM or SIGINT sets its stop event; the exit code."""
     from app.errors import SondeError
-    from app.service.app import history_at_start
+    from app.http.app import history_at_start
 
     async def main() -> int:
         stop = asyncio.Event()

@@ -16,7 +16,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from app.cli.database import current_database, run_on_database
+from app.cli.dbopen import current_database, run_on_database
 
 #: ``registry sync``: the sync did not complete (its report says why).
 EXIT_STOPPED_SHORT = 6
@@ -51,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
         nonlocal stopped_short
         from sqlalchemy import select
 
+        from app.db.tables.registry import registry_sync
         from app.guard import SystemResolver
         from app.registry.jobs import RegistryMirror, configured_url
-        from app.registry.schema import registry_sync
         from app.registry.sync import registry_key
 
         async with current_database(url, settings) as engine:

@@ -1,4 +1,4 @@
-"""``mcp-sonde scheduler``: enqueue due work (:mod:`app.jobs.scheduler`); one is active at a time.
+"""``mcp-sonde scheduler``: enqueue due work (:mod:`app.queue.scheduler`); one is active at a time.
 
 Start one on each of two machines: the second stands by and takes over within about 20 s
 when the active one dies (``scheduler_lock_ttl_s``). Settings and exit codes: :mod:`app.cli.jobs`.
@@ -18,13 +18,13 @@ logger = logging.getLogger("mcp_sonde.jobs")
 
 
 async def _schedule(settings: Settings, stop: asyncio.Event) -> None:
-    from app.jobs.broker import stream_broker
-    from app.jobs.dispatch import kick
-    from app.jobs.lock import Lease
-    from app.jobs.model import Job
+    from app.checking.services import build_services
     from app.jobs.parts import context_for
-    from app.jobs.scheduler import Scheduler
-    from app.service.services import build_services
+    from app.queue.broker import stream_broker
+    from app.queue.dispatch import kick
+    from app.queue.lock import Lease
+    from app.queue.model import Job
+    from app.queue.scheduler import Scheduler
 
     assert settings.redis_url is not None
     services = build_services(settings)

@@ -83,9 +83,9 @@ def history_ready(settings: Settings) -> int | None:
     else the exit code after one log line naming ``mcp-sonde db upgrade``."""
     import anyio
 
-    from app.history.engine import database_url, safe_url
-    from app.history.migrate import SchemaOutdated
-    from app.service.app import history_at_start
+    from app.db.engine import database_url, safe_url
+    from app.db.migrate import SchemaOutdated
+    from app.http.app import history_at_start
 
     try:
         anyio.run(history_at_start, settings)
@@ -102,7 +102,7 @@ def serve(settings: Settings) -> int:
     from uvicorn.supervisors import Multiprocess
 
     config = uvicorn.Config(
-        "app.service.app:create_app",
+        "app.http.app:create_app",
         factory=True,
         host=settings.host,
         port=settings.port,

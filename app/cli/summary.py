@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from app.checks.model import CheckResult
 from app.probe import ProbeResult
+from app.suite.model import CheckResult
 
 #: How each check state is shown.
 _MARKS = {"verified": "ok  ", "failed": "FAIL", "observed_risk": "RISK", "unverified": "--  "}

@@ -1,4 +1,4 @@
-"""``mcp-sonde worker [--concurrency N]``: run jobs from the Redis job queue (:mod:`app.jobs.worker`).
+"""``mcp-sonde worker [--concurrency N]``: run jobs from the Redis job queue (:mod:`app.queue.worker`).
 
 SIGTERM (or Ctrl-C) stops reading, lets the jobs in hand finish within ``worker_drain_s`` and
 gives the rest back to the queue. Settings and exit codes: :mod:`app.cli.jobs`.
@@ -18,10 +18,10 @@ logger = logging.getLogger("mcp_sonde.jobs")
 
 
 async def _work(settings: Settings, stop: asyncio.Event) -> None:
-    from app.jobs.broker import stream_broker
+    from app.checking.services import build_services
     from app.jobs.parts import context_for
-    from app.jobs.worker import work
-    from app.service.services import build_services
+    from app.queue.broker import stream_broker
+    from app.queue.worker import work
 
     services = build_services(settings)
     try:

@@ -29,10 +29,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from app.checks.category import rules
 from app.directory import cursor as cursors
 from app.errors import SondeError
 from app.probe.reasons import STATUSES
+from app.suite.category import rules
 
 MAX_TEXT = 200
 MAX_WORDS = 8

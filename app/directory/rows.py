@@ -1,4 +1,4 @@
-"""Keeping the directory rows current (:mod:`app.directory.schema`).
+"""Keeping the directory rows current (:mod:`app.db.tables.directory`).
 
 A server's row is made again from the stored facts whenever one of them changes: after a run is
 stored (inside :meth:`app.history.store.SqlHistory.record`'s transaction, from the server row's
@@ -7,7 +7,7 @@ imports an entry that lists the server (:func:`app.registry.importer.import_entr
 page's transaction). Migration 0007 makes the rows of servers stored before it
 (:func:`rebuild_sync`).
 
-Categories: the check suite's rule (:func:`app.checks.category.categorise`) over the names of
+Categories: the check suite's rule (:func:`app.suite.category.categorise`) over the names of
 the latest complete tool list gives ``tool_category``; the row's ``category`` is that, unless
 :data:`TEMPLATE_SERVERS` or more servers' latest lists are that very tool set (same
 ``definitions_sha256``): such a list is a gateway's or a template's, and says nothing of what
@@ -31,12 +31,12 @@ from sqlalchemy import Connection, Select, case, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.checks.category import categorise
-from app.directory.schema import directory
+from app.db.tables.directory import directory
+from app.db.tables.history import changes, runs, server_days, servers, toolsets
+from app.db.tables.registry import registry_endpoints, registry_entries
 from app.history import report
 from app.history.records import Day
-from app.history.schema import changes, runs, server_days, servers, toolsets
-from app.registry.schema import registry_endpoints, registry_entries
+from app.suite.category import categorise
 
 #: This many servers or more listing one tool set identically: a gateway or a template, no category.
 TEMPLATE_SERVERS = 20

@@ -5,7 +5,7 @@ pagination: ``(sort key, server_id)`` strictly after the last row, compared as a
 page costs the same however deep it is and rows stored meanwhile never repeat or vanish from
 the pages after); the extra row only says whether there is a next page. Text words are
 ``LIKE '%word%'`` on ``search_text`` (``\\`` escapes ``%`` and ``_`` in a word); on PostgreSQL
-the trigram index answers them (:mod:`app.directory.schema`).
+the trigram index answers them (:mod:`app.db.tables.directory`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, and_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.tables.directory import directory
+from app.db.tables.registry import registry_entries
 from app.directory import cursor as cursors
 from app.directory.query import Search
-from app.directory.schema import directory
 from app.history.records import utc
-from app.registry.schema import registry_entries
 
 _SORT_COLUMNS = {"name": directory.c.sort_name, "last_checked": directory.c.last_checked,
                  "uptime": directory.c.uptime_30d}  # fmt: skip

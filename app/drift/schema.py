@@ -6,7 +6,7 @@ an output valid under the new schema still satisfies the old one, which a client
 Both are one subsumption check, :func:`admits` (``admits(new, old)`` for inputs,
 ``admits(old, new)`` for outputs). Verdicts:
 
-- ``unchanged``: the canonical forms are equal (:mod:`app.checks.canonical`, Unicode NFC then
+- ``unchanged``: the canonical forms are equal (:mod:`app.canonical`, Unicode NFC then
   RFC 8785); no findings.
 - ``compatible``: every instance of the relied-on schema is admitted (shown, never assumed); the
   findings list what changed (``maximum_raised``, ``property_added``, ``annotation_changed``...).
@@ -70,7 +70,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.checks.canonical import CanonicalFormError, canonical_text
+from app.canonical import CanonicalFormError, canonical_text
 from app.drift.checker import Checker
 from app.drift.document import Document
 from app.drift.limits import Budget, Exhausted, measure
@@ -125,7 +125,7 @@ def _canonical(old: Any, new: Any) -> bool | str:
     """Whether the two canonical forms are equal, or the reason key when one has none.
 
     Equal JSON texts (members sorted) are equal values, so equal forms; otherwise the forms are
-    compared from the texts (:func:`~app.checks.canonical.canonical_text`, written at C speed
+    compared from the texts (:func:`~app.canonical.canonical_text`, written at C speed
     when the text allows).
     """
     try:

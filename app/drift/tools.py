@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.checks.canonical import CanonicalFormError, nfc, sha256_hex
+from app.canonical import CanonicalFormError, nfc, sha256_hex
 from app.drift.limits import LIST_SECONDS
 from app.drift.model import Direction, Finding, Reading
 from app.drift.notes import brief
@@ -207,7 +207,7 @@ def diff_tools(
     seconds: float = LIST_SECONDS,
 ) -> ToolListDiff:
     """The tool-by-tool difference from ``old`` to ``new`` (``tools/list`` entries or
-    :class:`~app.checks.model.ToolDefinition` objects); schema comparisons stop after ``seconds``
+    :class:`~app.suite.model.ToolDefinition` objects); schema comparisons stop after ``seconds``
     (those left are ``unknown``, ``list_too_large``)."""
     deadline = time.monotonic() + seconds
     before, after = _by_name(old), _by_name(new)

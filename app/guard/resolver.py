@@ -2,7 +2,7 @@
 
 Policy: the probe resolves a host exactly once, asks for every A and AAAA record, bounds the
 lookup in time, and then connects only to the addresses it got (see
-:mod:`app.probe.transport`). A lookup that finds nothing, answers NXDOMAIN or times out is a
+:mod:`app.net.transport`). A lookup that finds nothing, answers NXDOMAIN or times out is a
 normal probe result with status ``dns``, reported through :class:`ResolutionFailed`.
 
 :class:`SystemResolver` uses the operating system's resolver (``getaddrinfo``, which honours

@@ -22,9 +22,9 @@ from typing import Any
 from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.db.tables.history import changes, runs, servers, toolsets
 from app.drift import diff_tools
 from app.history.records import Change, utc
-from app.history.schema import changes, runs, servers, toolsets
 
 
 def pack(value: object) -> bytes:

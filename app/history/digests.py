@@ -31,9 +31,9 @@ from sqlalchemy import and_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from app.db.tables.history import day_digests, runs, server_days, servers
 from app.history import report
 from app.history.records import utc
-from app.history.schema import day_digests, runs, server_days, servers
 from app.history.window import Window
 
 Change = tuple[str, str, str, str]  # (at, from, to, reason)

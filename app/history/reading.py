@@ -19,9 +19,9 @@ from typing import Any
 from sqlalchemy import Row, Select, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.tables.history import runs, server_days, servers
 from app.history import digests
 from app.history.records import Day, ServerSummary, utc
-from app.history.schema import runs, server_days, servers
 from app.history.window import Window
 from app.history.window import window as summarised
 

@@ -6,7 +6,7 @@ Policy:
   oldest first (``DELETE ... WHERE id IN (SELECT id ... ORDER BY id LIMIT n)``, the same SQL on
   PostgreSQL and SQLite), each batch in a transaction of its own with the changes that cascade
   from its runs. No lock is held for long and no statement meets the statement timeout
-  (:mod:`app.history.engine`), however large the backlog. Then the days before the first kept
+  (:mod:`app.db.engine`), however large the backlog. Then the days before the first kept
   day go, then the tool sets nothing points to any more: no run, no change (as its old list), no
   baseline and no server's latest state. A prune cut off half-way keeps the batches it did; the
   next one goes on from there.
@@ -32,7 +32,7 @@ from typing import Protocol
 from sqlalchemy import delete, exists, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.history.schema import baselines, changes, day_digests, runs, server_days, servers, toolsets
+from app.db.tables.history import baselines, changes, day_digests, runs, server_days, servers, toolsets
 
 logger = logging.getLogger("mcp_sonde.history")
 

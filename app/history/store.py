@@ -4,7 +4,7 @@
 the tool set (once per distinct list of definitions), the run, the day's counter and the
 server's directory row (:mod:`app.directory.rows`); a run id
 already stored is a no-op, so a redelivered run is kept once. Reads are single indexed queries
-(:mod:`app.history.schema`). Credentialed checks never reach the store (the service does not
+(:mod:`app.db.tables.history`). Credentialed checks never reach the store (the service does not
 hand them over; :meth:`record` refuses one that says it is credentialed, as a second guard).
 """
 
@@ -20,21 +20,21 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.checks.canonical import canonical_bytes
+from app.baselines import store as lookups
+from app.baselines.store import Confirm
+from app.canonical import canonical_bytes
+from app.db.engine import POOL_SIZE, open_engine
+from app.db.facts import facts_of
+from app.db.tables.history import runs, server_days, servers, toolsets
 from app.directory import rows as directory_rows
 from app.directory import search as directory_search
 from app.directory.cursor import DEFAULT_KEY
 from app.directory.query import Search
 from app.guard.url import without_query
-from app.history import baselines as lookups
 from app.history import changes as changelog
 from app.history import digests, reading, retention
-from app.history.baselines import Confirm
-from app.history.engine import POOL_SIZE, open_engine
-from app.history.facts import facts_of
 from app.history.reading import HistoryRead
 from app.history.records import Baseline, Change, Day, Run, ServerSummary, Toolset, server_id_of, utc
-from app.history.schema import runs, server_days, servers, toolsets
 from app.history.uptime import CODES, uptime_of
 from app.history.window import Window
 from app.history.window import window as summarised
@@ -143,7 +143,7 @@ class SqlHistory:
 
     @classmethod
     def open(cls, url: str, pool_size: int = POOL_SIZE) -> SqlHistory:
-        """A store on the database at ``url`` (its schema must be current: :mod:`app.history.migrate`)."""
+        """A store on the database at ``url`` (its schema must be current: :mod:`app.db.migrate`)."""
         return cls(open_engine(url, pool_size=pool_size))
 
     async def record(self, run: Run) -> bool:

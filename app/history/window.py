@@ -31,9 +31,9 @@ from typing import Any
 from sqlalchemy import Float, Integer, String, and_, bindparam, case, func, literal, null, select, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.db.tables.history import Moment, runs, servers
 from app.history.records import utc
 from app.history.report import UNREACHED
-from app.history.schema import Moment, runs, servers
 
 QUANTILES = (50, 90, 99)
 

@@ -1,8 +1,1 @@
-"""Scheduled work: monitors, registry syncs and sweeps, and webhook deliveries, run by workers
-through a job queue (see :mod:`app.jobs.model`)."""
-
-from __future__ import annotations
-
-from app.jobs.model import PROBE, REGISTRY_SYNC, WEBHOOK, Job, Outcome, Source
-
-__all__ = ["PROBE", "REGISTRY_SYNC", "WEBHOOK", "Job", "Outcome", "Source"]
+"""TODO."""

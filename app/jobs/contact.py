@@ -12,7 +12,7 @@ so :func:`contact_policy` answers the probe's :data:`~app.probe.reach.ContactPol
 The refusals are reported in the result's metadata lookups as the guard's are; the URL is not
 fetched. A further host cleared here is still paced as every probe's hosts are, at its first
 connection (one new contact per ``host_start_interval_s`` across every worker; a turn that does
-not come refuses it, ``target_busy``: :mod:`app.service.turns`).
+not come refuses it, ``target_busy``: :mod:`app.checking.turns`).
 """
 
 from __future__ import annotations

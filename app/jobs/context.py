@@ -1,9 +1,9 @@
 """What a job handler is given: settings, the service's collaborators, and a way to enqueue.
 
 :class:`JobContext` is built from the same factory as the HTTP service
-(:func:`app.service.services.build_services`), so a job's check is guarded, paced, signed and
+(:func:`app.checking.services.build_services`), so a job's check is guarded, paced, signed and
 kept exactly as a served one; inside ``mcp-sonde serve`` (the embedded mode) it shares the
-app's own :class:`~app.service.services.Services`. Credentials are never part of it: jobs
+app's own :class:`~app.checking.services.Services`. Credentials are never part of it: jobs
 check public endpoints as anyone would.
 """
 
@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 import httpcore2
 
 from app.attest.signer import Attestor
+from app.checking.metrics import Metrics
+from app.checking.runner import CheckRunner
+from app.checking.services import Services
 from app.guard import Resolver
 from app.history.store import History
-from app.jobs.metrics import JobMetrics
-from app.jobs.model import Job
-from app.jobs.registry import Registry
-from app.jobs.shared import shared_only
+from app.net.fetch import Fetched, fetch_document
 from app.optout.known import KnownOptOuts
-from app.probe.fetch import Fetched, fetch_document
-from app.service.checks import CheckRunner
-from app.service.metrics import Metrics
-from app.service.services import Services
+from app.queue.handlers import Registry
+from app.queue.metrics import JobMetrics
+from app.queue.model import Job
+from app.queue.shared import shared_only
 from app.settings import Settings
 from app.store import Store
 
@@ -45,9 +45,9 @@ class JobContext:
         registry: the sources and handlers of this process (a probe job's source is found there).
         job_metrics: the engine's counters (on the same registry as the service's).
         enqueue: puts a job on the queue (a retry, a follow-up), ``await ctx.enqueue(job)``.
-        checks: single-flight and per-host pacing of probes (:mod:`app.service.checks`), on the same
+        checks: single-flight and per-host pacing of probes (:mod:`app.checking.runner`), on the same
             store slots as the HTTP service's, so a host's limits hold across served checks and
-            every worker (the shared store only, never a process's own: :mod:`app.jobs.shared`); a
+            every worker (the shared store only, never a process's own: :mod:`app.queue.shared`); a
             job waits up to ``job_turn_wait_s`` for its host's turn.
         optouts: the opt-out list as this process last read it (:mod:`app.optout.known`).
     """
@@ -102,7 +102,7 @@ class JobContext:
 
     async def fetch(self, url: str, *, max_bytes: int, timeout_s: float, redirects: int = 0) -> Fetched:
         """GET a small document through the target guard, pinned to the checked address
-        (:func:`app.probe.fetch.fetch_document`; its errors as documented there)."""
+        (:func:`app.net.fetch.fetch_document`; its errors as documented there)."""
         return await fetch_document(
             url,
             resolver=self.resolver,

@@ -1,6 +1,6 @@
 """The embedded mode: without Redis, ``mcp-sonde serve`` runs the scheduler and a worker itself.
 
-The same task function as a worker's (:class:`~app.jobs.dispatch.Dispatcher`) runs through
+The same task function as a worker's (:class:`~app.queue.dispatch.Dispatcher`) runs through
 taskiq's :class:`~taskiq.InMemoryBroker`, on the app's own collaborators (one store, one
 history, one key ring), at most ``worker_concurrency`` jobs at once; the scheduler takes from
 the sources only what fits twice that, so nothing piles up in memory. Started and stopped
@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from app.jobs.broker import memory_broker
+from app.checking.services import Services
 from app.jobs.context import JobContext
-from app.jobs.dispatch import Dispatcher, bind, kick
-from app.jobs.model import Job
 from app.jobs.parts import context_for
-from app.jobs.scheduler import Scheduler
-from app.service.services import Services
+from app.queue.broker import memory_broker
+from app.queue.dispatch import Dispatcher, bind, kick
+from app.queue.model import Job
+from app.queue.scheduler import Scheduler
 
 
 class Embedded:

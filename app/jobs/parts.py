@@ -3,8 +3,8 @@
 :data:`PARTS` lists the registration functions (``"module:function"``) of the packages that
 add sources and handlers; each is ``register(registry: Registry, ctx: JobContext) -> None``
 and is called once per process (worker, scheduler, or ``serve`` in the embedded mode), after
-the engine's own :data:`~app.jobs.model.PROBE` handler is registered. A package's function adds
-its :class:`~app.jobs.model.Source` (``registry.add_source``) and the handlers of its kinds
+the engine's own :data:`~app.queue.model.PROBE` handler is registered. A package's function adds
+its :class:`~app.queue.model.Source` (``registry.add_source``) and the handlers of its kinds
 (``registry.add_handler``); it may keep ``ctx`` for its handlers' and sources' use. The setting
 ``job_parts`` names more of them (a deployment's own, the drills').
 """
@@ -14,12 +14,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from app.checking.services import Services
 from app.jobs.context import JobContext
-from app.jobs.metrics import JobMetrics
-from app.jobs.model import PROBE
 from app.jobs.probe import probe
-from app.jobs.registry import Registry
-from app.service.services import Services
+from app.queue.handlers import Registry
+from app.queue.metrics import JobMetrics
+from app.queue.model import PROBE
 
 #: The registration functions of the packages with scheduled work, in order.
 PARTS: tuple[str, ...] = ("app.jobs.parts:registry_and_sweeps", "app.jobs.parts:monitors_and_webhooks")

@@ -1,6 +1,6 @@
 """The handler of probe jobs: one full signed check of ``job.url``, as a free check is served.
 
-Order (as :mod:`app.service.checkflow`, without payment): the target guard first (a refused URL
+Order (as :mod:`app.checking.flow`, without payment): the target guard first (a refused URL
 or address gives ``Outcome(status="refused", reason=<the guard's reason>)`` and nothing is
 contacted); the opt-out list (:mod:`app.optout.known`: as this process read it within the last
 seconds), so an item added while the job waited still stops it (``skipped`` / ``opted_out``; a
@@ -9,14 +9,14 @@ it handed the job out: a job due longer ago than a copy may stand is skipped,
 ``optout_unavailable``); the host's lookup; the probe, paced per
 host through the store's slots across all workers and served checks (at most
 ``host_concurrency`` at once, one new probe per ``host_start_interval_s``;
-:mod:`app.service.checks`; the single-flight lock and the slots are held under the job's id, so
+:mod:`app.checking.runner`; the single-flight lock and the slots are held under the job's id, so
 a redelivery after a crash takes them over at once). A host whose turn does not come within
 ``job_turn_wait_s`` gets the job back on the queue (never dropped). A further URL the probe
 would contact (the protected resource metadata a 401 names) is held to the same opt-out list
-(:mod:`app.jobs.contact`) and paced as every host a probe contacts (:mod:`app.service.turns`). The result is signed
-(:func:`app.service.checkflow.signed`), its envelope kept for ``GET /v1/attestations/{id}``,
+(:mod:`app.jobs.contact`) and paced as every host a probe contacts (:mod:`app.checking.turns`). The result is signed
+(:func:`app.checking.flow.signed`), its envelope kept for ``GET /v1/attestations/{id}``,
 and its run written to the history with ``run_id = job.id`` (:mod:`app.jobs.runs`: stored once,
-whatever the deliveries). Then the job's source hears the :class:`~app.jobs.model.Outcome`,
+whatever the deliveries). Then the job's source hears the :class:`~app.queue.model.Outcome`,
 with the TLS certificate's ``not_after`` when the probe read one (:mod:`app.probe.tls`).
 Credentials are never sent: a job checks what anyone can see.
 """
@@ -27,20 +27,20 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import NoReturn
 
-from app.checks.model import CheckResult
-from app.checks.run import unresolved_check
+from app.checking.flow import history_run, signed
+from app.checking.runner import CheckMode, TargetBusy
 from app.errors import TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url, resolve_target
 from app.guard.shares import LookupOwner, lookups_for
 from app.jobs.contact import contact_policy
 from app.jobs.context import JobContext
-from app.jobs.dispatch import Requeued
-from app.jobs.model import Job, Outcome
 from app.jobs.runs import keep, patiently
 from app.optout.known import STALE_S, ListUnknown
 from app.probe import ProbeResult
-from app.service.checkflow import history_run, signed
-from app.service.checks import CheckMode, TargetBusy
+from app.queue.dispatch import Requeued
+from app.queue.model import Job, Outcome
+from app.suite.full import unresolved_check
+from app.suite.model import CheckResult
 
 logger = logging.getLogger("mcp_sonde.jobs")
 #: The lookup share and pacing client of jobs (each job its own client, so a host's

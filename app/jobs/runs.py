@@ -1,9 +1,9 @@
 """A probe job's run into the history, written by the job itself.
 
-A served check's run goes through the recorder's queue (:mod:`app.service.recorder`): the
+A served check's run goes through the recorder's queue (:mod:`app.checking.recorder`): the
 answer never waits for the database. A job has no caller waiting, and its redelivery must find
 its run stored, so it writes the run itself and waits for the database: while the database
-does not answer (a reachability fault, :func:`app.service.recorder.transient`), it tries again
+does not answer (a reachability fault, :func:`app.checking.recorder.transient`), it tries again
 with backoff (0.25 s up to 5 s) for ``job_history_wait_s``; then the run goes to the
 recorder's bounded queue, where it waits (``mcp_sonde_history_runs_total{outcome="queued"}``)
 or, when the queue is full, is counted lost (``outcome="lost"``). A worker never fails for a
@@ -23,9 +23,9 @@ from typing import TypeVar
 
 import anyio
 
+from app.checking.recorder import transient
 from app.history.records import Run
 from app.jobs.context import JobContext
-from app.service.recorder import transient
 
 logger = logging.getLogger("mcp_sonde.jobs")
 T = TypeVar("T")
@@ -54,7 +54,7 @@ async def keep(ctx: JobContext, run: Run) -> bool:
 
 async def patiently(ctx: JobContext, what: str, call: Callable[[], Awaitable[T]]) -> T:
     """``await call()``, tried again with backoff (0.25 s up to 5 s) while the database does not
-    answer (:func:`app.service.recorder.transient`), for ``job_history_wait_s`` at most; each try
+    answer (:func:`app.checking.recorder.transient`), for ``job_history_wait_s`` at most; each try
     bounded to :data:`WRITE_S`.
 
     Raises:

@@ -20,10 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.attest.keyring import KeyRing
 from app.guard import Resolver
 from app.history.store import History
-from app.jobs.model import WEBHOOK, Job, Source
 from app.monitors.secrets import WebhookSecrets
 from app.monitors.source import MonitorSource
 from app.monitors.store import MonitorStore
+from app.queue.model import WEBHOOK, Job, Source
 from app.settings import Settings
 from app.webhooks.deliver import WebhookDeliverer
 from app.webhooks.source import WebhookSource

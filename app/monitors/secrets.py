@@ -10,7 +10,7 @@ Policy:
   bytes; ours has 32) is not stored at all: it is derived with HKDF-SHA256 (RFC 5869) from the
   raw private key of the signing key that signed at the monitor's creation, with the info
   ``mcp-sonde webhook secret v1\\n<monitor id>`` (its own label: the secret says nothing of the
-  signing key nor of the baseline proof key, :mod:`app.history.proof`). The monitor keeps the
+  signing key nor of the baseline proof key, :mod:`app.baselines.proof`). The monitor keeps the
   key id, so a key rotation does not change a monitor's secret while the old key's private
   file is kept; an instance that no longer holds that key cannot sign the monitor's webhooks
   (the delivery fails as ``webhook_secret_unavailable``).

@@ -1,4 +1,4 @@
-"""The monitor :class:`~app.jobs.model.Source`: due runs of monitors as probe jobs, and the alerts their outcomes raise.
+"""The monitor :class:`~app.queue.model.Source`: due runs of monitors as probe jobs, and the alerts their outcomes raise.
 
 :meth:`MonitorSource.due` claims due runs (:meth:`app.monitors.store.MonitorStore.claim`) and
 hands each out as a ``probe`` job whose id is a fresh run id (the history stores the run
@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 
 from app.history.records import Change, server_id_of
 from app.history.store import History
-from app.jobs.model import PROBE, Job, Outcome
 from app.monitors import events
 from app.monitors.alerts import Alert, Assessed, Watch, assess
 from app.monitors.store import Monitor, MonitorStore
+from app.queue.model import PROBE, Job, Outcome
 from app.settings import Settings
 
 logger = logging.getLogger("mcp_sonde.monitors")

@@ -46,11 +46,11 @@ from sqlalchemy import Row, Select, Update, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from app.db.tables.monitors import ACTIVE, DELETED, EXHAUSTED, monitor_runs, monitors
 from app.errors import SondeError
 from app.history.records import utc
 from app.monitors.alerts import EXHAUSTED as EXHAUSTED_EVENT
 from app.monitors.alerts import NOT_A_STATUS, Alert, Assessed, Watch
-from app.monitors.schema import ACTIVE, DELETED, EXHAUSTED, monitor_runs, monitors
 from app.monitors.secrets import token_digest, token_matches
 from app.webhooks import store as deliveries
 

@@ -33,9 +33,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.tables.registry import optout
 from app.errors import SondeError, TargetRefused
 from app.guard import check_url
-from app.registry.schema import optout
 
 Kind = Literal["host", "url"]
 MAX_VALUE = 2048

@@ -3,7 +3,7 @@
 Policy (x402 v2, "HTTP transport" and "MCP transport"): a refused payment is answered with a
 status and, for payment answers, the ``PaymentRequired`` document (its ``error`` is our reason
 key; over HTTP it is also the base64 ``PAYMENT-REQUIRED`` header). This layer says *what* to
-answer; the service decides how (:func:`app.service.errors.from_payment` turns a
+answer; the service decides how (:func:`app.checking.errors.from_payment` turns a
 :class:`PaymentError` into its API error), so nothing here imports the service.
 
 ::

@@ -24,10 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.errors import SondeError
 from app.guard import TargetUrl
+from app.net.pace import PaceRefused
 from app.probe.challenge import AuthChallenge, challenge_params, parse_www_authenticate
 from app.probe.classify import classify_exception
 from app.probe.exchange import Exchanger, Reply
-from app.probe.pace import PaceRefused
 from app.probe.reach import Reach
 from app.probe.text import clean_text
 

@@ -4,7 +4,7 @@ The :class:`~app.probe.result.ProbeResult` holds cleaned, capped facts for anyon
 :class:`Evidence` holds what a judge needs and a reader must not get: the tool objects exactly
 as the server listed them (the hygiene rules look for the very characters cleaning removes,
 and a fingerprint must cover the schema as sent), the shape problems of the list, and the
-outcome of the refusal call. It never leaves the process as it is; :mod:`app.checks` turns it
+outcome of the refusal call. It never leaves the process as it is; :mod:`app.suite` turns it
 into verdicts with cleaned evidence.
 """
 

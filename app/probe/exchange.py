@@ -11,7 +11,7 @@ Policy:
   :func:`app.probe.body.sniff`).
 - One retry per probe, and only when the connection dropped before any response header
   arrived (MCP requests are safe to resend then: the server answered nothing). A connection
-  dialled ahead (:mod:`app.probe.warm`) that the server dropped while it waited costs no retry.
+  dialled ahead (:mod:`app.net.warm`) that the server dropped while it waited costs no retry.
 - HTTP framing faults after the response headers arrived (RFC 9112 section 6.3: a body that
   ends before its ``Content-Length`` or its last chunk, or stalls until the deadline) are the
   server's, not a failure to reach it: what arrived is read as far as it goes and the reply
@@ -39,11 +39,11 @@ import anyio
 import httpx2
 
 from app import jsonsafe
+from app.net.pace import Pace
+from app.net.transport import PinnedTransport
 from app.probe.body import BodyKind, CappedDecoder, UnsupportedEncoding, kind_from_header, sniff
 from app.probe.jsonrpc import JsonObject, error_of, id_type_changed, matches
-from app.probe.pace import Pace
 from app.probe.sse import SseEvent, SseParser
-from app.probe.transport import PinnedTransport
 
 HEAD_BYTES = 8 * 1024
 #: Seconds the rest of a body may take once nothing in it can change the verdict.
@@ -268,13 +268,13 @@ class Exchanger:
     """Sends the probe's requests on its transport and reads bounded replies.
 
     Args:
-        transport: the probe's pinned transport (see :func:`app.probe.transport.build_transport`).
+        transport: the probe's pinned transport (see :func:`app.net.transport.build_transport`).
         user_agent: the ``User-Agent`` header value.
         connect_timeout_s: TCP + TLS connect budget, seconds.
         read_timeout_s: budget between two reads of a reply, seconds (each exchange also has
             an overall deadline).
         cap: most decoded body bytes read per reply.
-        pace: told when the first request to each host is on the wire, or its try failed (:mod:`app.probe.pace`).
+        pace: told when the first request to each host is on the wire, or its try failed (:mod:`app.net.pace`).
     """
 
     def __init__(

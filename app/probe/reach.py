@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 
 from app.errors import SondeError
 from app.guard import Resolver, TargetUrl, check_url, resolve_target
-from app.probe.transport import PinnedBackend
+from app.net.transport import PinnedBackend
 
 #: Asked before a further URL is contacted: a reason key refuses it, ``None`` clears it.
 ContactPolicy = Callable[[TargetUrl], Awaitable[str | None]]

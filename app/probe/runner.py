@@ -9,7 +9,7 @@ Policy:
 - Whatever the server does, the probe returns a :class:`ProbeResult`. Only a fault of the
   probe itself raises (:class:`ProbeFailed`), so callers can tell our faults from the server's,
   and the caller's own pace when it gives the probed host no turn (:class:`PaceRefused`,
-  :mod:`app.probe.pace`).
+  :mod:`app.net.pace`).
 """
 
 from __future__ import annotations
@@ -36,15 +36,15 @@ from app.guard import (
     check_url,
     resolve_target,
 )
+from app.net.pace import Pace, PaceRefused
+from app.net.transport import PinnedBackend, build_transport
 from app.probe.classify import Verdict
 from app.probe.evidence import Evidence, Refusal
 from app.probe.exchange import Exchanger
 from app.probe.findings import Findings
-from app.probe.pace import Pace, PaceRefused
 from app.probe.reach import ContactPolicy, Reach
 from app.probe.reasons import status_of
 from app.probe.streamable import Conversation
-from app.probe.transport import PinnedBackend, build_transport
 from app.settings import Settings, get_settings
 
 if TYPE_CHECKING:  # imported where used: the CLI's first packet does not wait for them
@@ -139,7 +139,7 @@ async def observe(
         contact: asked before any further URL (protected resource metadata) is contacted
             (:mod:`app.probe.reach`); the probed URL itself is the caller's to clear.
         pace: asked before the first connection to each host, and told of the first request
-            (:mod:`app.probe.pace`); a further host it refuses is reported, not contacted.
+            (:mod:`app.net.pace`); a further host it refuses is reported, not contacted.
 
     Returns:
         An :class:`Observation` for every server behaviour, including timeouts and garbage.

@@ -1,6 +1,6 @@
 """One page of the registry fetched: ``GET <registry_url>/v0.1/servers?limit=&cursor=&updated_since=``.
 
-Policy: the fetch is :func:`app.probe.fetch.fetch_document` (the target guard on the URL, one
+Policy: the fetch is :func:`app.net.fetch.fetch_document` (the target guard on the URL, one
 lookup, every address checked, dialled pinned to them; no proxy, no cookie; certificates
 verified), so a registry URL that names a private address is refused like any target. The body
 is read up to ``registry_max_bytes`` and no further, and the fetch takes at most the page's
@@ -21,7 +21,7 @@ import httpcore2
 from app import __version__
 from app.errors import SondeError, TargetRefused
 from app.guard import Resolver, ResolverBusy
-from app.probe.fetch import FetchFailed, fetch_document
+from app.net.fetch import FetchFailed, fetch_document
 
 LIST_PATH = "/v0.1/servers"
 FETCH_REASONS = {

@@ -1,4 +1,4 @@
-"""Entries of a registry page written to the mirror's tables (:mod:`app.registry.schema`).
+"""Entries of a registry page written to the mirror's tables (:mod:`app.db.tables.registry`).
 
 Each page is one transaction. An entry is upserted by ``(name, version)``: its status,
 timestamps and ``latest`` are the registry's newest word. When it is the latest version, the
@@ -20,10 +20,10 @@ from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from app.db.tables.registry import registry_endpoints, registry_entries
 from app.directory.rows import refresh_registry
 from app.registry.page import Entry
 from app.registry.remotes import Endpoint, endpoint_of
-from app.registry.schema import registry_endpoints, registry_entries
 from app.sweeps.policy import first_due
 
 

@@ -20,12 +20,12 @@ import httpcore2
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.tables.registry import registry_sync
 from app.errors import SondeError
 from app.guard import Resolver
-from app.jobs.model import REGISTRY_SYNC, Job, Outcome, Source
 from app.probe.runner import user_agent
+from app.queue.model import REGISTRY_SYNC, Job, Outcome, Source
 from app.registry.client import PageClient
-from app.registry.schema import registry_sync
 from app.registry.sync import SyncLimits, SyncReport, ensure_state, registry_key, run_sync
 from app.settings import Settings
 from app.sweeps.policy import SweepPolicy

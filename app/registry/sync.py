@@ -34,11 +34,11 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.tables.registry import registry_sync
 from app.history.records import utc
 from app.registry.client import PageClient, PageFailed
 from app.registry.importer import import_entries, refresh_swept
 from app.registry.page import PageRefused, read_page
-from app.registry.schema import registry_sync
 
 logger = logging.getLogger("mcp_sonde.registry")
 

@@ -1,7 +1,7 @@
 """The public statistics, computed from the stored runs (every figure is defined in ``stats.yaml``).
 
 One read of the newest run of every server (``servers.latest_run``: the columns of
-:mod:`app.history.schema`, never a result blob) is summed up here, in the process, so the
+:mod:`app.db.tables.history`, never a result blob) is summed up here, in the process, so the
 figures and their caps are the same on PostgreSQL and SQLite; one aggregate over ``changes``
 per drift window. Protocol versions are what servers sent (cleaned, at most 64 characters, but
 still their text): only the :attr:`~app.stats.figures.Figures.protocol_versions` most answered
@@ -19,8 +19,8 @@ from typing import Any, Final
 from sqlalchemy import case, distinct, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.history.facts import PATHS
-from app.history.schema import changes, runs, servers
+from app.db.facts import PATHS
+from app.db.tables.history import changes, runs, servers
 from app.probe.jsonrpc import HANDSHAKE_VERSION, MODERN_VERSION
 from app.probe.reasons import REASONS, STATUSES
 from app.stats.figures import Figures, figures

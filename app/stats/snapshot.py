@@ -2,7 +2,7 @@
 
 Why a snapshot: the figures sum up the newest run of every server, a read that grows with the
 directory (about a second at 100,000 servers), while the page and ``GET /v1/stats`` must answer
-in milliseconds. So they read one row (``stats_snapshots``, :mod:`app.stats.schema`), and the
+in milliseconds. So they read one row (``stats_snapshots``, :mod:`app.db.tables.stats`), and the
 figures are recomputed when it is older than ``max_age_s`` (setting ``stats_max_age_s``):
 
 - a read that finds the snapshot fresh answers it;
@@ -30,9 +30,9 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.tables.stats import stats_snapshots
 from app.history.records import utc
 from app.stats.compute import compute
-from app.stats.schema import stats_snapshots
 
 logger = logging.getLogger("mcp_sonde.stats")
 NAME: Final = "directory"

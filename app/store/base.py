@@ -67,7 +67,7 @@ class Store(Protocol):
         """Take one of ``limit`` slots named ``key`` for ``token``; slots expire after ``ttl_s``.
 
         A ``token`` that holds one of them already takes it again (its lifetime starts anew): a
-        job's redelivery takes over the slot its dead delivery left (:mod:`app.service.checks`).
+        job's redelivery takes over the slot its dead delivery left (:mod:`app.checking.runner`).
         """
         ...
 

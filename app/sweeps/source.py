@@ -26,9 +26,9 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.jobs.model import PROBE, Job, Outcome
+from app.db.tables.registry import registry_endpoints
 from app.optout import OptOutList, matches
-from app.registry.schema import registry_endpoints
+from app.queue.model import PROBE, Job, Outcome
 from app.sweeps.policy import SweepPolicy, next_due, next_failures
 
 SOURCE = "sweep"

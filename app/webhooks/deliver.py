@@ -24,14 +24,14 @@ from datetime import UTC, datetime
 import httpcore2
 from standardwebhooks import Webhook
 
+from app.db.tables.webhooks import DELIVERED, FAILED, PENDING
 from app.guard import Resolver
-from app.jobs.model import Job
 from app.monitors.secrets import WebhookSecrets
 from app.optout import OptOutList
 from app.probe.runner import user_agent
+from app.queue.model import Job
 from app.settings import Settings
 from app.webhooks.retry import delivered, next_attempt
-from app.webhooks.schema import DELIVERED, FAILED, PENDING
 from app.webhooks.send import Sent, post
 from app.webhooks.source import parse_job_id
 from app.webhooks.store import Attempt, DeliveryStore, Target

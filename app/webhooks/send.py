@@ -1,10 +1,10 @@
 """One webhook attempt on the wire: a POST through the target guard, dialled pinned.
 
-Policy, as for every URL we fetch (:mod:`app.probe.fetch`, whose pieces this reuses): the URL
+Policy, as for every URL we fetch (:mod:`app.net.fetch`, whose pieces this reuses): the URL
 passes :func:`app.guard.check_url`; its host is resolved at each attempt, once
 (:func:`app.guard.resolve_target`: every address public unless the development switch is on),
-and dialled only at those addresses (:class:`app.probe.transport.PinnedBackend` under
-:func:`app.probe.transport.build_transport`: no proxy, no cookie, HTTP/1.1, certificates
+and dialled only at those addresses (:class:`app.net.transport.PinnedBackend` under
+:func:`app.net.transport.build_transport`: no proxy, no cookie, HTTP/1.1, certificates
 verified). A webhook URL whose name now resolves to a private address is refused, never
 dialled, and the attempt says so (``address_not_public``). Redirects are not followed (a 3xx
 does not deliver). The whole attempt (lookup, connect, TLS, request, answer) takes at most
@@ -22,7 +22,7 @@ import httpx2
 
 from app.errors import TargetRefused
 from app.guard import ResolutionFailed, Resolver, ResolverBusy, check_url, resolve_target
-from app.probe.transport import PinnedBackend, build_transport
+from app.net.transport import PinnedBackend, build_transport
 
 #: Reasons an attempt ends with, besides the target guard's refusals.
 SENT_REASONS = {

@@ -1,4 +1,4 @@
-"""The webhook :class:`~app.jobs.model.Source`: due delivery attempts as ``webhook`` jobs.
+"""The webhook :class:`~app.queue.model.Source`: due delivery attempts as ``webhook`` jobs.
 
 A job's id is ``<delivery id>.<attempt number>``: the same attempt handed out twice (a lease
 that ended under a slow worker) is one job to the engine, and a redelivered job is logged
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from app.jobs.model import WEBHOOK, Job, Outcome
+from app.queue.model import WEBHOOK, Job, Outcome
 from app.settings import Settings
 from app.webhooks.store import DeliveryStore
 

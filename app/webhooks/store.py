@@ -19,9 +19,9 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from app.db.tables.monitors import monitors
+from app.db.tables.webhooks import FAILED, PENDING, webhook_attempts, webhook_deliveries
 from app.history.records import utc
-from app.monitors.schema import monitors
-from app.webhooks.schema import FAILED, PENDING, webhook_attempts, webhook_deliveries
 
 #: Most deliveries one page of the log holds.
 LOG_PAGE = 100

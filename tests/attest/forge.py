@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from app.attest import dsse
 from app.attest.document import KeyDocument, KeyEntry
 from app.attest.keys import key_id, public_pem
-from app.checks.canonical import canonical_bytes
+from app.canonical import canonical_bytes
 
 SAMPLE = Path(__file__).parents[1] / "data" / "attest" / "statement.json"
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)

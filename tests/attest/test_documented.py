@@ -15,8 +15,8 @@ import pytest
 from app.attest.statement import PREDICATE_TYPE
 from app.attest.verify.keydoc import parse_keys
 from app.attest.verify.verifier import verify
-from app.checks.catalogue import State, catalogue
 from app.probe.reasons import Status
+from app.suite.catalogue import State, catalogue
 from tests.service.test_openapi_document import DOCUMENT
 
 EXAMPLES = {name: example["value"] for name, example in DOCUMENT["components"]["examples"].items()}

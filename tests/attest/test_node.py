@@ -11,7 +11,7 @@ canonical form and signatures against Node's crypto and the ``canonicalize`` npm
   ``canonicalize``'s bytes, with a key made in Node, is accepted by our Python verifier.
 - **The canonical form, differentially** (``tests/attest/node/canonicalize-lines.mjs``): 5,000
   generated JSON documents in NFC give the same bytes from ``canonicalize``, from the signer's
-  :func:`app.checks.canonical.canonical_bytes` and :func:`~app.checks.canonical.canonical_text`
+  :func:`app.canonical.canonical_bytes` and :func:`~app.canonical.canonical_text`
   (of the value and of its text) and from the verifier's
   :func:`app.attest.verify.jcs.serialise`; so do the RFC 8785 reference vectors, except the two
   where our NFC step differs on purpose (:data:`NFC_DIFFERS`, ``docs/fingerprints.md``).
@@ -48,7 +48,7 @@ from app.attest.verify import jcs
 from app.attest.verify.keydoc import parse_keys
 from app.attest.verify.reasons import FAILURES
 from app.attest.verify.verifier import verify
-from app.checks.canonical import canonical_bytes, canonical_text
+from app.canonical import canonical_bytes, canonical_text
 from app.textruns import has_long_mark_run
 from tests.attest import forge
 from tests.attest.test_keys import unknown_algorithm

@@ -29,7 +29,7 @@ from app.attest.verify import pae as verifier_pae
 from app.attest.verify.keydoc import parse_keys
 from app.attest.verify.reasons import VerificationFailed
 from app.attest.verify.verifier import verify
-from app.checks.canonical import canonical_bytes
+from app.canonical import canonical_bytes
 from app.cli import main
 from tests.attest import forge
 from tests.service.conftest import Service

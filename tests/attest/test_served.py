@@ -167,7 +167,7 @@ def test_the_schemas_are_served_as_kept_in_the_repository(service: Service) -> N
 
 
 def test_a_large_result_is_signed_off_the_event_loop_and_verifies(service: Service, raw: RawServer) -> None:
-    from app.service.checkflow import INLINE_SIGN_BYTES
+    from app.checking.flow import INLINE_SIGN_BYTES
 
     raw.routes["/mcp"] = MiniMcp(tools=[f"tool_number_{i:04d}" for i in range(1500)])
     with service() as base:

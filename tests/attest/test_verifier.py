@@ -34,7 +34,7 @@ from app.attest.verify import jcs
 from app.attest.verify.keydoc import ListedKey, parse_keys
 from app.attest.verify.reasons import VerificationFailed
 from app.attest.verify.verifier import read_input, verify
-from app.checks.canonical import canonical_bytes
+from app.canonical import canonical_bytes
 from tests.attest import forge
 from tests.attest.verifiers import python_cli
 

@@ -26,9 +26,9 @@ import pytest
 from app.attest import dsse
 from app.attest.verify import source
 from app.attest.verify.reasons import FAILURES
-from app.checks.canonical import canonical_bytes
+from app.canonical import canonical_bytes
 from app.cli import main
-from app.probe import fetch
+from app.net import fetch
 from tests.attest import forge
 from tests.servers.raw import RawServer, Request, send, send_json
 from tests.service.conftest import Service

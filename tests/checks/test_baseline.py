@@ -1,4 +1,4 @@
-"""Comparing a full check with a baseline (app.checks.baseline), on results of real checks: only
+"""Comparing a full check with a baseline (app.baselines.compare), on results of real checks: only
 the two ``*_vs_baseline`` verdicts change, and only when the list was read in full; renames,
 the worst schema change as the reason, capped evidence, and a baseline that could not be read."""
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from app.checks.baseline import EVIDENCE_NAMES, SCHEMA, TOOLSET, compared, from_request
-from app.checks.model import CheckResult, CheckVerdict
-from app.checks.run import full_check
+from app.baselines.compare import EVIDENCE_NAMES, SCHEMA, TOOLSET, compared, from_request
 from app.settings import Settings
+from app.suite.full import full_check
+from app.suite.model import CheckResult, CheckVerdict
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
 

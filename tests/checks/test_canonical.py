@@ -21,7 +21,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.checks.canonical import (
+from app.canonical import (
     MAX_DEPTH,
     REASONS,
     CanonicalFormError,

@@ -10,9 +10,9 @@ import pytest
 import rfc8785
 from pydantic import ValidationError
 
-from app.checks.catalogue import STATES, catalogue
-from app.checks.model import CheckVerdict
-from app.checks.suite import JUDGES
+from app.suite.catalogue import STATES, catalogue
+from app.suite.judge import JUDGES
+from app.suite.model import CheckVerdict
 
 ROOT = Path(__file__).resolve().parents[2]
 

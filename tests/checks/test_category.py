@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from app.checks import category as category_module
-from app.checks.category import MAX_NAME_CHARS, MAX_NAMES, Category, categorise, parse_rules, rules, words
+from app.suite import category as category_module
+from app.suite.category import MAX_NAME_CHARS, MAX_NAMES, Category, categorise, parse_rules, rules, words
 
 TOPICS = {"travel", "food_and_delivery", "real_estate", "health", "maps_and_transport", "finance", "shopping", "media"}
 OTHER = ["echo", "ping", "now", "add_numbers", "random_word", "sum", "upper_case", "get_time", "whoami"]
@@ -212,7 +212,7 @@ def test_a_generator_is_read_lazily() -> None:
 def _document() -> dict[str, Any]:
     from importlib import resources
 
-    text = resources.files("app.checks").joinpath("categories.yaml").read_text(encoding="utf-8")
+    text = resources.files("app.suite").joinpath("categories.yaml").read_text(encoding="utf-8")
     document = yaml.safe_load(text)
     assert isinstance(document, dict)
     return document

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from app.checks.canonical import CanonicalFormError
-from app.checks.fingerprint import FINGERPRINT_FIELDS, REASONS, Fingerprints, fingerprints
+from app.canonical import CanonicalFormError
+from app.suite.fingerprint import FINGERPRINT_FIELDS, REASONS, Fingerprints, fingerprints
 
 #: The worked example of docs/fingerprints.md.
 EXAMPLE: list[dict[str, Any]] = [

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from app.checks import hygiene
-from app.checks.hygiene import HygieneFinding, scan_tools
-from app.checks.hygiene_rules import RULES, compile_rule
+from app.suite import hygiene
+from app.suite.hygiene import HygieneFinding, scan_tools
+from app.suite.hygiene_rules import RULES, compile_rule
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "hygiene"
 BENIGN = sorted((DATA / "benign").glob("*.json"))
@@ -336,7 +336,7 @@ def test_a_schema_nested_200k_deep_is_scanned_even_with_a_raised_recursion_limit
         "import sys; sys.setrecursionlimit(10**6)\n"
         "d = {}\n"
         "for _ in range(200_000): d = {'p': d}\n"
-        "from app.checks.hygiene import scan_tools\n"
+        "from app.suite.hygiene import scan_tools\n"
         "print(len(scan_tools([{'name': 'x', 'inputSchema': d}] * 2)))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)

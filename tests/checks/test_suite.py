@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from app.checks.model import CheckResult
-from app.checks.run import full_check
 from app.probe import probe
 from app.probe.evidence import REFUSAL_TOOL
 from app.settings import Settings
+from app.suite.full import full_check
+from app.suite.model import CheckResult
 from tests.servers.raw import RawServer, Request, send, send_json
 from tests.servers.raw_mcp import MiniMcp
 
@@ -46,7 +46,7 @@ async def test_modern_sdk_server_verifies_every_check_that_applies(sdk_base: str
         assert got[check_id] == ("verified", None), (check_id, got[check_id])
     assert got["tls_certificate"] == ("unverified", "not_applicable")  # plain http, development only
     assert got["auth_metadata"] == ("unverified", "not_applicable")
-    # nothing to compare with until a baseline is named (app.checks.baseline)
+    # nothing to compare with until a baseline is named (app.baselines.compare)
     assert got["toolset_unchanged_vs_baseline"] == got["schema_unchanged_vs_baseline"] == ("unverified", "no_baseline")
     assert evidence(result, "protocol_revision")["path"] == "server/discover"
     assert evidence(result, "error_taxonomy")["kind"] in ("jsonrpc_error", "tool_error")
@@ -270,10 +270,10 @@ async def test_tool_definitions_are_cleaned(raw: RawServer, dev_settings: Settin
 def test_fingerprints_remembered_for_a_list_give_the_same_answer_as_the_first_time() -> None:
     from datetime import UTC, datetime
 
-    from app.checks.suite import derive
     from app.probe.evidence import Evidence
     from app.probe.result import ProbeResult
     from app.probe.runner import Observation
+    from app.suite.judge import derive
 
     result = ProbeResult(url="https://x.example/mcp", checked_at=datetime.now(UTC), status="ok", reason="ok")
     clash = [{"name": "caf\u00e9", "inputSchema": {}}, {"name": "cafe\u0301", "inputSchema": {}}]  # equal after NFC
@@ -314,7 +314,7 @@ async def test_redirect_with_an_unparsable_location_fails_the_check_not_the_serv
 async def test_a_judge_that_raises_leaves_only_its_check_unverified(
     sdk_base: str, dev_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.checks import suite
+    from app.suite import judge as suite
 
     def broken(facts: object, spec: object) -> None:
         raise RuntimeError("a bug")

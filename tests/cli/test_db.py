@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.history import migrate
-from app.history.schema import runs
+from app.db import migrate
+from app.db.tables.history import runs
 from app.history.store import SqlHistory
 from tests.history.test_store import count
 from tests.history.test_store import run as sample_run

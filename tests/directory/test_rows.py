@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import delete, select
 
+from app.db.tables.directory import directory
 from app.directory import rows
-from app.directory.schema import directory
 from app.history.records import server_id_of
 from app.history.store import SqlHistory
 from tests.directory.seed import FOOD, NOW, TRAVEL, entry, server_run, tools

@@ -137,10 +137,10 @@ def test_the_package_imports_neither_the_service_nor_the_network() -> None:
     code = "import sys, app.drift, app.drift.tools; print(sorted(m for m in sys.modules if m.startswith('app.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     loaded = ast.literal_eval(out.stdout)
-    assert not [name for name in loaded if name.startswith("app.service")]
+    assert not [name for name in loaded if name.startswith("app.http")]
     for path in (ROOT / "app" / "drift").glob("*.py"):
         text = path.read_text()
-        for banned in ("import socket", "import httpx", "import anyio", "app.service", "app.probe"):
+        for banned in ("import socket", "import httpx", "import anyio", "app.http", "app.probe"):
             assert banned not in text, (path.name, banned)
 
 

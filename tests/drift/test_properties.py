@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from app.checks.canonical import canonical_bytes
+from app.canonical import canonical_bytes
 from app.drift import admits, classify
 from app.drift.model import Reading, SchemaDiff
 from app.drift.notes import answer

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from app.checks.definitions import definitions
 from app.drift import ToolChange, ToolListDiff, diff_tools
 from app.drift.tools import dynamic
+from app.suite.definitions import definitions
 
 SEARCH = {
     "name": "search",

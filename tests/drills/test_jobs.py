@@ -20,9 +20,9 @@ import pytest
 import redis
 
 from app.attest.keyring import keyring_of
-from app.jobs.broker import stream_broker
-from app.jobs.dispatch import kick
-from app.jobs.model import Job
+from app.queue.broker import stream_broker
+from app.queue.dispatch import kick
+from app.queue.model import Job
 from app.settings import Settings
 from tests.history.conftest import relayed_postgres
 from tests.jobs.conftest import job_settings, postgres_database, probe_job, stored_runs
@@ -62,7 +62,7 @@ def routes(raw: RawServer, counted: Counted, n: int) -> list[str]:
 def runs_by_id(url: str) -> Counter[str]:
     from sqlalchemy import select
 
-    from app.history.schema import runs
+    from app.db.tables.history import runs
     from app.history.store import SqlHistory
 
     async def read() -> Counter[str]:

@@ -28,9 +28,9 @@ import pytest
 from sqlalchemy.sql import Executable
 
 from app.attest.keyring import keyring_of
-from app.history import migrate
-from app.history.engine import open_engine
-from app.service import create_app
+from app.db import migrate
+from app.db.engine import open_engine
+from app.http import create_app
 from app.settings import PaymentNetwork, Settings
 from tests.jobs.conftest import postgres_database
 from tests.jobs.fleet import Fleet

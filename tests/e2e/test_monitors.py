@@ -22,7 +22,7 @@ from starlette.requests import Request as StarletteRequest
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app.monitors.schema import monitor_runs, monitors
+from app.db.tables.monitors import monitor_runs, monitors
 from tests.e2e.conftest import Deploy, Deployment, wait_until
 from tests.payment.chain import Chain, pay
 from tests.servers.raw import RawServer, Request, send

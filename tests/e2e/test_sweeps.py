@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 import httpx2
 from sqlalchemy import func, select, update
 
+from app.db.tables.history import runs, servers
+from app.db.tables.registry import registry_endpoints, registry_sync
 from app.history.records import server_id_of
-from app.history.schema import runs, servers
-from app.registry.schema import registry_endpoints, registry_sync
 from tests.e2e.conftest import Deploy, Deployment, wait_until
 from tests.jobs.fleet import Counted
 from tests.servers.raw import RawServer

@@ -17,8 +17,8 @@ import asyncpg
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.history import migrate
-from app.history.engine import open_engine
+from app.db import migrate
+from app.db.engine import open_engine
 from app.history.store import SqlHistory
 from tests.servers.tcp_relay import Relay, relay
 

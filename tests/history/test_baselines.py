@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from app.history.baselines import BaselineHeld
+from app.baselines.store import BaselineHeld
 from app.history.records import Baseline
 from app.history.store import SqlHistory
 from tests.history.test_changes import SERVER, WIDER

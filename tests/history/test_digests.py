@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import func, select
 
+from app.db.tables.history import day_digests
 from app.history import digests
 from app.history.records import server_id_of
-from app.history.schema import day_digests
 from app.history.store import SqlHistory
 from app.history.window import Window, window
 from tests.history.test_store import T0, run

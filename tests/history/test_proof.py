@@ -10,7 +10,7 @@ import json
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from app.history.proof import (
+from app.baselines.proof import (
     MAX_TOKENS,
     ProofRefused,
     baseline_token,

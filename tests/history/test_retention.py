@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from app.db.tables.history import runs, server_days, toolsets
 from app.history.retention import Pruner
-from app.history.schema import runs, server_days, toolsets
 from app.history.store import SqlHistory
 from tests.history.test_changes import SERVER, STRICT, WIDER
 from tests.history.test_store import T0, count, run

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, func, select
 
-from app.history import migrate, retention
+from app.db import migrate
+from app.db.tables.history import runs, server_days, servers, toolsets
+from app.history import retention
 from app.history.records import Run, server_id_of
-from app.history.schema import runs, server_days, servers, toolsets
 from app.history.store import SqlHistory, Vanished, toolset_digest
 
 pytestmark = pytest.mark.anyio

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from app.history import migrate
-from app.history.schema import runs
+from app.db import migrate
+from app.db.tables.history import runs
 from app.history.store import SqlHistory
-from app.jobs.model import PROBE, Job, Outcome
+from app.queue.model import PROBE, Job, Outcome
 from app.settings import Settings
 from tests.conftest import LOOPBACK
 from tests.history.conftest import asyncpg_url
@@ -65,7 +65,7 @@ def probe_job(url: str, source: str = "test", ref: str = "r1", job_id: str | Non
 
 @dataclass
 class ListSource:
-    """A :class:`~app.jobs.model.Source` handing out its ``jobs`` once each, recording outcomes."""
+    """A :class:`~app.queue.model.Source` handing out its ``jobs`` once each, recording outcomes."""
 
     name: str = "test"
     jobs: list[Job] = field(default_factory=list)

@@ -10,8 +10,8 @@ from datetime import datetime
 import redis.asyncio as aioredis
 
 from app.jobs.context import JobContext
-from app.jobs.model import PROBE, Job, Outcome
-from app.jobs.registry import Registry
+from app.queue.handlers import Registry
+from app.queue.model import PROBE, Job, Outcome
 
 
 class CounterSource:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from app.jobs.context import JobContext
-from app.jobs.model import Job
-from app.jobs.registry import Registry
+from app.queue.handlers import Registry
+from app.queue.model import Job
 from tests.jobs.conftest import ListSource
 
 JOBS: list[Job] = []

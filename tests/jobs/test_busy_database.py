@@ -11,8 +11,8 @@ from contextlib import AsyncExitStack
 import pytest
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from app.jobs.model import Outcome
-from app.service.recorder import transient
+from app.checking.recorder import transient
+from app.queue.model import Outcome
 from tests.jobs.conftest import ListSource, job_settings, postgres_database, probe_job, stored_runs
 from tests.jobs.test_probe import in_memory
 from tests.servers.raw import RawServer

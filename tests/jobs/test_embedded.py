@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import httpx2
 
-from app.history import migrate
-from app.service import create_app
+from app.db import migrate
+from app.http import create_app
 from tests.jobs import embedded_part
 from tests.jobs.conftest import job_settings, probe_job, stored_runs
 from tests.servers.raw import RawServer

@@ -6,8 +6,8 @@ import asyncio
 from pathlib import Path
 
 from app.attest.keyring import keyring_of
-from app.jobs.broker import stream_broker
-from app.jobs.dispatch import kick
+from app.queue.broker import stream_broker
+from app.queue.dispatch import kick
 from tests.jobs.conftest import job_settings, postgres_database, probe_job, stored_runs
 from tests.jobs.fleet import Counted, Fleet, wait_for
 from tests.servers.raw import RawServer

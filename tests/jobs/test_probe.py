@@ -12,16 +12,16 @@ from redis.asyncio import Redis
 
 from app.attest.verify.keydoc import parse_keys
 from app.attest.verify.verifier import verify
+from app.checking.services import build_services
+from app.checking.turns import TURN_WAIT_S
 from app.history.store import SqlHistory
-from app.jobs.broker import memory_broker, stream_broker
 from app.jobs.context import JobContext
-from app.jobs.dispatch import Dispatcher, bind, done_key, kick
-from app.jobs.model import Job
 from app.jobs.parts import context_for
-from app.jobs.worker import work
 from app.optout.known import KnownOptOuts
-from app.service.services import build_services
-from app.service.turns import TURN_WAIT_S
+from app.queue.broker import memory_broker, stream_broker
+from app.queue.dispatch import Dispatcher, bind, done_key, kick
+from app.queue.model import Job
+from app.queue.worker import work
 from app.settings import Settings
 from app.store import key
 from tests.jobs.conftest import ListSource, job_settings, probe_job, stored_runs

@@ -1,5 +1,5 @@
 """A job redelivered after its worker died takes over the single-flight lock and the host's slots
-that its dead delivery left, instead of waiting for them to expire (:mod:`app.service.checks`);
+that its dead delivery left, instead of waiting for them to expire (:mod:`app.checking.runner`);
 another job of the same URL still waits for them."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from app.checking.services import build_services
 from app.jobs.context import JobContext
-from app.jobs.dispatch import Requeued
-from app.jobs.model import Job
 from app.jobs.parts import context_for
 from app.jobs.probe import outcome_of
-from app.service.services import build_services
+from app.queue.dispatch import Requeued
+from app.queue.model import Job
 from app.store import key
 from tests.jobs.conftest import job_settings, probe_job
 from tests.servers.raw import RawServer

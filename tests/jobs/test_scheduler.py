@@ -11,11 +11,11 @@ from datetime import datetime
 
 import pytest
 
-from app.jobs.lock import Lease
-from app.jobs.metrics import JobMetrics
-from app.jobs.model import Job
-from app.jobs.registry import Registry, RegistryError
-from app.jobs.scheduler import Scheduler
+from app.queue.handlers import Registry, RegistryError
+from app.queue.lock import Lease
+from app.queue.metrics import JobMetrics
+from app.queue.model import Job
+from app.queue.scheduler import Scheduler
 from app.settings import Settings
 from app.store import open_store
 from tests.jobs.conftest import ListSource, probe_job

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from app.jobs.shared import SharedOnly, shared_only
+from app.queue.shared import SharedOnly, shared_only
 from app.store import MemoryStore, RedisStore
 from app.store.resilient import ResilientStore
 from tests.servers.redis_server import shared_redis_url

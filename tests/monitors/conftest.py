@@ -12,15 +12,15 @@ import anyio
 import pytest
 
 from app.attest.keyring import KeyRing, open_keyring
-from app.checks.model import CheckResult
-from app.checks.run import full_check
+from app.checking.recorder import run_of
 from app.history.records import Run
 from app.history.store import SqlHistory
-from app.jobs.model import Job, Outcome
 from app.monitors.secrets import WebhookSecrets, new_token, token_digest
 from app.monitors.store import Monitor, MonitorStore, new_monitor_id
-from app.service.recorder import run_of
+from app.queue.model import Job, Outcome
 from app.settings import Settings
+from app.suite.full import full_check
+from app.suite.model import CheckResult
 from tests.history.conftest import database_url, history, pytest_generate_tests
 from tests.servers.sdk_apps import build_app
 from tests.servers.uvicorn_thread import serve

@@ -16,9 +16,9 @@ import anyio
 import httpx2
 from sqlalchemy import select
 
+from app.db.tables.monitors import monitors
 from app.history.records import utc
 from app.history.store import SqlHistory
-from app.monitors.schema import monitors
 from app.monitors.source import MonitorSource
 from app.monitors.store import MonitorStore
 from app.settings import Settings

@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
+from app.db.tables.monitors import monitor_runs, monitors
 from app.history.store import SqlHistory
 from app.monitors.alerts import Assessed
-from app.monitors.schema import monitor_runs, monitors
 from app.monitors.secrets import WebhookSecrets
 from app.monitors.store import MonitorStore, PaymentSpent
 from tests.monitors.conftest import T0, later, make_monitor

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from app.history import migrate
+from app.db import migrate
 
 
 def optout(url: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.history.engine import open_engine
+from app.db.engine import open_engine
 from app.optout import OptOutList
 from app.optout.known import FRESH_S, STALE_S, KnownOptOuts, ListUnknown
 

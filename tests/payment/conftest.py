@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.service import create_app
+from app.http import create_app
 from app.settings import PaymentNetwork, Settings
 from tests.payment.chain import Chain, facilitator_app, new_chain
 from tests.servers.uvicorn_thread import serve

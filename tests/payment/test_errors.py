@@ -13,9 +13,9 @@ import pytest
 from x402.schemas import PaymentRequired
 
 import app.payment
+from app.checking.errors import API_REASONS, ApiError, from_payment
 from app.errors import SondeError
 from app.payment import PaymentError, PaymentGate
-from app.service.errors import API_REASONS, ApiError, from_payment
 from app.settings import Settings
 from app.store import MemoryStore
 
@@ -35,7 +35,7 @@ def imported_modules(path: Path) -> set[str]:
 
 def test_the_payment_layer_does_not_import_the_service() -> None:
     offenders = {
-        path.name: sorted(m for m in imported_modules(path) if m == "app.service" or m.startswith("app.service."))
+        path.name: sorted(m for m in imported_modules(path) if m == "app.http" or m.startswith("app.http."))
         for path in sorted(PACKAGE.glob("*.py"))
     }
     assert {name: modules for name, modules in offenders.items() if modules} == {}
@@ -44,7 +44,7 @@ def test_the_payment_layer_does_not_import_the_service() -> None:
 def test_the_payment_layer_imports_on_its_own() -> None:
     """Imported first, in a fresh interpreter (the service's import of the gate made this a cycle)."""
     run = subprocess.run(
-        [sys.executable, "-c", "import app.payment, sys; assert 'app.service' not in sys.modules"],
+        [sys.executable, "-c", "import app.payment, sys; assert 'app.http' not in sys.modules"],
         cwd=PACKAGE.parent.parent,
         capture_output=True,
         text=True,

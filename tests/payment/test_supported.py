@@ -19,8 +19,8 @@ import httpx2
 import pytest
 from starlette.applications import Starlette
 
+from app.http import create_app
 from app.payment.supported import FacilitatorUnsupported, Kind
-from app.service import create_app
 from app.settings import PaymentNetwork, Settings
 from tests.payment.chain import START_BALANCE, Chain
 from tests.payment.conftest import PaidService

@@ -1,4 +1,4 @@
-"""The probe and its caller's pace (:mod:`app.probe.pace`): asked before the first connection to
+"""The probe and its caller's pace (:mod:`app.net.pace`): asked before the first connection to
 each host, told once its first request is on the wire, and obeyed when it refuses."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from app.probe.pace import PaceRefused
+from app.net.pace import PaceRefused
 from app.probe.runner import observe
 from app.settings import Settings
 from tests.servers.raw import RawServer, challenging

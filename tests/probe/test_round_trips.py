@@ -282,7 +282,7 @@ async def test_a_warm_connection_the_server_dropped_before_answering_is_counted_
     """Such a connection gives its request a retry of its own (see Exchanger._send_with_retry)."""
     import httpcore2
 
-    from app.probe.warm import WarmPool
+    from app.net.warm import WarmPool
 
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
@@ -318,7 +318,7 @@ async def test_a_warm_connection_the_server_dropped_before_answering_is_counted_
 async def test_a_warm_connection_that_idled_too_long_is_not_used() -> None:
     import httpcore2
 
-    from app.probe import warm
+    from app.net import warm
 
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]

@@ -11,10 +11,10 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.tables.registry import registry_entries
 from app.guard import SystemResolver
-from app.jobs.model import REGISTRY_SYNC, Job, Source
+from app.queue.model import REGISTRY_SYNC, Job, Source
 from app.registry.jobs import RegistryMirror, RegistrySyncSource, register
-from app.registry.schema import registry_entries
 from app.settings import Settings
 from app.sweeps.source import SweepSource
 from tests.servers.registry import RegistryState, generated, registry_server

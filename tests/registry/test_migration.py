@@ -8,11 +8,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, inspect
 
-from app.directory.schema import TRIGRAM_INDEX
-from app.history import migrate
-from app.history.engine import open_engine
-from app.history.schema import SCHEMA_REVISION, metadata
-from app.registry import schema
+from app.db import migrate
+from app.db.engine import open_engine
+from app.db.tables import registry as schema
+from app.db.tables.directory import TRIGRAM_INDEX
+from app.db.tables.history import SCHEMA_REVISION, metadata
 
 pytestmark = pytest.mark.anyio
 TABLES = {"registry_entries", "registry_endpoints", "registry_sync", "optout"}

@@ -11,10 +11,10 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.tables.registry import registry_endpoints
 from app.registry.client import PageClient, PageFailed
 from app.registry.importer import import_entries, refresh_swept
 from app.registry.page import read_page
-from app.registry.schema import registry_endpoints
 from app.registry.sync import SyncLimits, run_sync
 from tests.servers.network import FixedResolver, LoopbackNat
 from tests.servers.registry import MALFORMED, RegistryState, generated

@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.tables.registry import registry_endpoints, registry_entries, registry_sync
 from app.guard import SystemResolver
 from app.registry.client import PageClient
-from app.registry.schema import registry_endpoints, registry_entries, registry_sync
 from app.registry.sync import SyncLimits, run_sync
 from tests.servers.registry import EPOCH, MALFORMED, RegistryState, generated, registry_server
 

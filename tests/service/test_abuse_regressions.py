@@ -183,7 +183,7 @@ def test_stale_badges_of_slow_names_starve_every_other_badge_refresh(
 ) -> None:
     """Policy (README, badges): a stale badge is served while one refresh runs, and a client holds
     at most CLIENT_SHARE lookup threads. Every refresh runs as one client, ``badge-refresh``
-    (app/service/badge.py REFRESH_CLIENT), so all refreshes of all badges share one client's
+    (app/http/badges/route.py REFRESH_CLIENT), so all refreshes of all badges share one client's
     share. Anyone whose badges went stale and whose names now resolve slowly (their own DNS)
     views those badges (cached hits: never limited) and holds that whole share; every other
     badge's refresh is then refused (client_lookups_busy), tried again only every 20 s, and the
@@ -264,12 +264,12 @@ def test_last_modified_of_a_miss_that_waited_for_its_turn_is_not_after_date(serv
 
 @pytest.mark.parametrize("checked", [1e20, -1e20, 1e300])
 def test_a_corrupted_badge_entry_with_an_absurd_time_is_a_miss_not_a_500(service: Service, checked: float) -> None:
-    """Policy (app/service/badge_cache.py): "An entry that is not one of ours (wrong types, text a
+    """Policy (app/http/badges/cache.py): "An entry that is not one of ours (wrong types, text a
     header cannot carry, no finite time) is a miss, probed and written again", and a badge is
     "always 200 with an image". ``_entry`` checks that ``checked`` is finite, but then calls
     ``http_date(checked - 2)`` outside its ``try``: a finite time outside datetime's range raises
     (OverflowError / ValueError / OSError) out of the cache read. The edge fast path
-    (app/service/badge_hits.py) answers a plain-text 500 "Internal Server Error": no image, no
+    (app/http/badges/hits.py) answers a plain-text 500 "Internal Server Error": no image, no
     problem details."""
     import uuid
 

@@ -177,7 +177,7 @@ def test_one_probe_for_300_concurrent_misses_across_instances(service: Service, 
 
 
 def test_a_cached_hit_answered_at_the_edge_is_the_route_s_answer(service: Service, raw: RawServer) -> None:
-    """Hits without an ``Origin`` skip the framework (app.service.badge_hits); with one they take the
+    """Hits without an ``Origin`` skip the framework (app.http.badges.hits); with one they take the
     route and get CORS headers. Everything else must be byte for byte the same, 304s included (the
     request id too: a trusted proxy gives the same one to both)."""
     raw.routes["/mcp"] = MiniMcp()
@@ -429,7 +429,7 @@ def test_importing_the_app_does_not_load_cairo() -> None:
     import subprocess
     import sys
 
-    code = "import sys, app.service.app; print(sorted(m for m in sys.modules if m.startswith(('cairo', 'badges.png'))))"
+    code = "import sys, app.http.app; print(sorted(m for m in sys.modules if m.startswith(('cairo', 'badges.png'))))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "[]"
 

@@ -22,7 +22,7 @@ import httpx2
 import pytest
 import trustme
 
-from app.history import migrate
+from app.db import migrate
 from app.history.records import Run, server_id_of
 from app.history.store import SqlHistory
 from tests.history.test_changes import WIDER

@@ -15,10 +15,10 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.history import migrate
+from app.db import migrate
 from app.history.records import server_id_of
 from app.history.store import SqlHistory
-from app.service.changes import format_time, parse_time
+from app.http.routes.changes import format_time, parse_time
 from tests.history.test_store import T0
 from tests.history.test_store import run as sample_run
 from tests.servers.raw import RawServer

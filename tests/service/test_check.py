@@ -8,7 +8,7 @@ import socket
 import httpx2
 import pytest
 
-from app.service import create_app
+from app.http import create_app
 from app.settings import Settings
 from tests.servers.network import FixedResolver
 from tests.servers.raw import RawServer, Request, send

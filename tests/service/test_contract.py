@@ -22,8 +22,8 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from app.guard import IPAddress, ResolutionFailed
-from app.service import create_app
-from app.service.openapi import DEFAULT_PATH
+from app.http import create_app
+from app.http.openapi import DEFAULT_PATH
 from app.settings import Settings
 from tests.servers.network import LoopbackNat
 from tests.servers.uvicorn_thread import serve

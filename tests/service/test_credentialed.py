@@ -20,7 +20,7 @@ import httpx2
 import pytest
 import redis
 
-from app.service import create_app
+from app.http import create_app
 from app.settings import Settings
 from tests.servers.raw import RawServer, Request, send, send_json
 from tests.servers.raw_mcp import MiniMcp

@@ -15,10 +15,10 @@ import httpx2
 import pytest
 import yaml
 
-from app.checks.fingerprint import fingerprints
 from app.drift import diff_tools
-from app.service import create_app
+from app.http import create_app
 from app.settings import Settings
+from app.suite.fingerprint import fingerprints
 from tests.servers.uvicorn_thread import serve
 from tests.service.conftest import Service, reason_of
 

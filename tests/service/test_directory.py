@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx2
 
-from app.history import migrate
+from app.db import migrate
 from app.history.records import server_id_of
 from app.history.store import SqlHistory
 from tests.directory.seed import FOOD, TRAVEL, entry, server_run, tools

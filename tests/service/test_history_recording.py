@@ -14,8 +14,8 @@ from typing import Any
 import httpx2
 from sqlalchemy import select
 
+from app.db.tables.history import runs, servers, toolsets
 from app.history.records import server_id_of
-from app.history.schema import runs, servers, toolsets
 from app.history.store import SqlHistory
 from tests.history.conftest import relayed_postgres
 from tests.servers.raw import RawServer

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from mcp import Client
 
-from app.history import migrate
+from app.db import migrate
 from app.history.records import server_id_of
 from app.history.store import SqlHistory
 from tests.directory.seed import TRAVEL, entry, server_run, tools

@@ -19,11 +19,18 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 from x402.schemas import PaymentRequired, PaymentRequirements, ResourceInfo, SettleResponse
 
-from app.checks.catalogue import catalogue
-from app.checks.model import BaselineComparison, CategoryInfo, CheckResult, CheckVerdict, SuiteInfo, ToolDefinition
+from app.baselines.proof import proof_document
+from app.checking.errors import API_REASONS
+from app.checking.flow import Served
+from app.checking.ratelimit import Decision
 from app.drift import Example, Finding, ToolChange, ToolCounts, ToolHint, ToolListDiff
 from app.guard.url import REFUSAL_REASONS
-from app.history.proof import proof_document
+from app.http.badges import cache as badge_cache
+from app.http.badges.route import CSP, ERROR_STATES, answer, json_of, svg_of
+from app.http.bodies.baseline import PROOF_HEADER, ApprovalRequest, resource
+from app.http.bodies.check import BaselineRequest, CheckRequest
+from app.http.middleware.cors import EXPOSED_HEADERS
+from app.http.problems import title_of
 from app.payment import payment_required
 from app.probe import REASONS, STATUSES
 from app.probe.auth import AuthInfo, MetadataLookup, ProtectedResource
@@ -31,16 +38,9 @@ from app.probe.challenge import AuthChallenge
 from app.probe.challenge_grammar import ChallengeItem
 from app.probe.result import ProbeResult, ServerInfo, SessionInfo, Timings, ToolsInfo
 from app.probe.tls import TlsInfo
-from app.service import badge_cache
-from app.service.badge import CSP, ERROR_STATES, answer, json_of, svg_of
-from app.service.baseline_body import PROOF_HEADER, ApprovalRequest, resource
-from app.service.body import BaselineRequest, CheckRequest
-from app.service.checkflow import Served
-from app.service.cors import EXPOSED_HEADERS
-from app.service.errors import API_REASONS
-from app.service.problems import title_of
-from app.service.ratelimit import Decision
 from app.settings import Settings
+from app.suite.catalogue import catalogue
+from app.suite.model import BaselineComparison, CategoryInfo, CheckResult, CheckVerdict, SuiteInfo, ToolDefinition
 
 DOCUMENT_PATH = Path(__file__).resolve().parents[2] / "app" / "service" / "openapi.yaml"
 DOCUMENT: dict[str, Any] = yaml.safe_load(DOCUMENT_PATH.read_text())

@@ -1,4 +1,4 @@
-"""Regressions of the per-host limits (:mod:`app.service.turns`, :mod:`app.service.checks`), measured at
+"""Regressions of the per-host limits (:mod:`app.checking.turns`, :mod:`app.checking.runner`), measured at
 real servers or counted where the probe would contact the host.
 
 1. A host slot's lifetime (``probe budget + 5``) counts from when the slot was taken, but the probe
@@ -25,11 +25,11 @@ from typing import Any
 import anyio
 import pytest
 
+from app.checking.metrics import Metrics
+from app.checking.runner import CheckMode, CheckRunner
 from app.guard import ResolvedTarget, check_url
 from app.probe import ProbeResult
 from app.probe.runner import observe
-from app.service.checks import CheckMode, CheckRunner
-from app.service.metrics import Metrics
 from app.settings import Settings
 from app.store import MemoryStore, key
 from tests.servers.raw import RawServer, Request

@@ -147,7 +147,7 @@ def test_badge_miss_behind_a_full_host_queue_answers_within_the_light_budget(ser
 
 
 def test_badge_style_of_any_length_is_drawn_as_flat_and_shares_one_drawing(service: Service) -> None:
-    from app.service import badge as badge_module
+    from app.http.badges import route as badge_module
 
     badge_module._drawn.cache_clear()
     with service() as base:
@@ -158,7 +158,7 @@ def test_badge_style_of_any_length_is_drawn_as_flat_and_shares_one_drawing(servi
 
 
 def test_badge_if_none_match_uses_weak_comparison_and_lists() -> None:
-    from app.service.badge import not_modified
+    from app.http.badges.route import not_modified
 
     etag = '"abc"'
     assert not_modified('"abc"', etag) and not_modified('W/"abc"', etag)
@@ -195,7 +195,7 @@ def test_building_the_app_leaves_process_logging_alone() -> None:
 
     code = (
         "import logging\n"
-        "from app.service import create_app\n"
+        "from app.http import create_app\n"
         "from app.settings import Settings\n"
         "create_app(Settings(redis_url=None))\n"
         "root = logging.getLogger()\n"
@@ -287,7 +287,7 @@ def test_rate_limited_check_is_not_stored_either(service: Service) -> None:
 def test_fault_of_ours_on_the_check_route_keeps_the_route_headers(
     service: Service, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import app.service.routes as routes
+    import app.http.routes.ops as routes
 
     async def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("a bug of ours")

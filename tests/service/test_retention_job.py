@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx2
 
-from app.service import create_app
+from app.http import create_app
 from app.settings import Settings
 from tests.history.test_store import run as sample_run
 from tests.servers.uvicorn_thread import serve

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx2
 
-from app.history import migrate
+from app.db import migrate
 from app.history.records import server_id_of
 from app.history.store import SqlHistory
 from tests.history.test_store import run as sample_run

@@ -20,13 +20,13 @@ from datetime import UTC, datetime
 import anyio
 import pytest
 
-from app.checks.run import full_check
+from app.checking.metrics import Metrics
+from app.checking.runner import CheckMode, CheckRunner
 from app.guard import ResolvedTarget, check_url
 from app.probe import ProbeResult
-from app.service.checks import CheckMode, CheckRunner
-from app.service.metrics import Metrics
 from app.settings import Settings
 from app.store import MemoryStore, RedisStore, key
+from app.suite.full import full_check
 from tests.servers.raw import RawServer, challenging, send_json
 from tests.servers.redis_server import shared_redis_url
 

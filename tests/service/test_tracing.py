@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from app.service import create_app
+from app.http import create_app
 from app.settings import Settings
 from tests.servers.sonde import finish, launch, sonde
 from tests.servers.uvicorn_thread import serve

@@ -1,4 +1,4 @@
-"""A host's start turns (:mod:`app.service.turns`): held under the probe's token up to the host's
+"""A host's start turns (:mod:`app.checking.turns`): held under the probe's token up to the host's
 first sight of it, on the in-process store and a real Redis; measured at a real server."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
+from app.checking.metrics import Metrics
+from app.checking.runner import CheckMode, CheckRunner, TargetBusy
+from app.checking.turns import REACH_SLACK_S, START_SLACK_S, TURN_WAIT_S, StartTurns, slots_key
 from app.guard import ResolvedTarget, check_url, resolve_target
 from app.guard.resolver import SystemResolver
 from app.probe import ProbeResult
 from app.probe.runner import observe
-from app.service.checks import CheckMode, CheckRunner, TargetBusy
-from app.service.metrics import Metrics
-from app.service.turns import REACH_SLACK_S, START_SLACK_S, TURN_WAIT_S, StartTurns, slots_key
 from app.settings import Settings
 from app.store import MemoryStore, RedisStore, Store, key
 from tests.servers.raw import RawServer, Request, challenging

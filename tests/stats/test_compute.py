@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from app.history.schema import runs
+from app.db.tables.history import runs
 from app.history.store import SqlHistory
 from app.probe.reasons import REASONS
 from app.stats.compute import compute

@@ -13,11 +13,11 @@ import pytest
 from alembic import command
 from sqlalchemy import Connection, select, update
 
-from app.history import migrate
-from app.history.engine import open_engine
-from app.history.schema import runs, servers
+from app.db import migrate
+from app.db.engine import open_engine
+from app.db.tables.history import runs, servers
+from app.db.tables.stats import stats_snapshots
 from app.history.store import SqlHistory
-from app.stats.schema import stats_snapshots
 from app.stats.snapshot import StatsSnapshots
 from tests.stats.runs import run
 

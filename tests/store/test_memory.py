@@ -6,7 +6,7 @@ import tracemalloc
 
 import pytest
 
-from app.service.freepool import FreePool
+from app.checking.freepool import FreePool
 from app.store import key
 from app.store.memory import ENTRY_OVERHEAD, MemoryStore
 

@@ -9,12 +9,12 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.tables.registry import registry_endpoints
 from app.history.records import utc
-from app.jobs.model import PROBE, Job, Outcome
 from app.optout import OptOutList
+from app.queue.model import PROBE, Job, Outcome
 from app.registry.importer import import_entries, refresh_swept
 from app.registry.page import read_page
-from app.registry.schema import registry_endpoints
 from app.sweeps.policy import SweepPolicy
 from app.sweeps.source import SweepSource
 from tests.servers.registry import RegistryState, generated

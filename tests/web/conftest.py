@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from app.service import create_app
+from app.http import create_app
 from app.settings import Settings
 from tests.conftest import LOOPBACK
 from tests.history.conftest import asyncpg_url, postgres_database

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from app.history import migrate
+from app.db import migrate
 from app.history.store import SqlHistory
 from tests.directory.seed import FOOD, TRAVEL, entry, server_run, tools
 from tests.web import hostile

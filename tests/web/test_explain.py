@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from app.checks.catalogue import PROBE_REASONS, catalogue
+from app.checking.errors import API_REASONS
 from app.guard.url import REFUSAL_REASONS
+from app.http.pages.explain import explain, explain_refusal, explanations
 from app.probe.reasons import REASONS
-from app.service.errors import API_REASONS
-from app.web.explain import explain, explain_refusal, explanations
+from app.suite.catalogue import PROBE_REASONS, catalogue
 
 
 def check_reasons() -> set[str]:

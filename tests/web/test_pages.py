@@ -9,8 +9,8 @@ import httpx2
 import pytest
 
 from app.history.records import server_id_of
-from app.web.render import render
-from app.web.views import result_view
+from app.http.pages.render import render
+from app.http.pages.views import result_view
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
 from tests.service.test_history_recording import stored, wait_for

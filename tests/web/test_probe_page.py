@@ -6,10 +6,10 @@ from __future__ import annotations
 import httpx2
 
 from app import __version__
+from app.http.pages.probe import context_of
+from app.http.pages.render import render
 from app.probe.runner import user_agent
 from app.settings import Settings
-from app.web.probe_page import context_of
-from app.web.render import render
 from tests.web.conftest import SiteFactory
 from tests.web.markup import parse
 from tests.web.test_pages import assert_page

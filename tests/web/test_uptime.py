@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from app.history.records import Day
-from app.web.uptime import DAYS, strip
+from app.http.pages.uptime import DAYS, strip
 
 TODAY = date(2026, 6, 30)
 

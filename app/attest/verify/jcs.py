@@ -1,6 +1,6 @@
 """The canonical form, verifier side: RFC 8785 (JCS) over Unicode NFC, written from the RFC.
 
-This module does not use the ``rfc8785`` package or :mod:`app.checks.canonical` (the signer's):
+This module does not use the ``rfc8785`` package or :mod:`app.canonical` (the signer's):
 
 - **Parsing** (:func:`parse`): RFC 8259 text through :func:`json.loads` with a hook that refuses
   an object holding a key twice (:class:`DuplicateKey`; I-JSON, RFC 7493 section 2.3) and

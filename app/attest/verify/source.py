@@ -3,7 +3,7 @@
 No network is used unless a URL is given. A URL passes the same guard as a probe target
 (:func:`app.guard.check_url`, then :func:`app.guard.resolve_target`: https on port 443 to
 public addresses only, unless the development switch is on) and is dialled only at the
-addresses it resolved to (:func:`app.probe.fetch.fetch_document`, the one guarded fetch of a
+addresses it resolved to (:func:`app.net.fetch.fetch_document`, the one guarded fetch of a
 document). The reply is capped at 64 kB and the whole fetch at 5 seconds; a redirect is not
 followed (the key document of a service lives at one place: ``/.well-known/mcp-sonde-keys.json``),
 and nothing but a 200 answer with a body within the cap is read.
@@ -15,7 +15,7 @@ from app.attest.verify.keydoc import MAX_KEYS_BYTES
 from app.attest.verify.reasons import VerificationFailed
 from app.errors import TargetRefused
 from app.guard import ResolverBusy, SystemResolver
-from app.probe.fetch import FetchFailed, fetch_document
+from app.net.fetch import FetchFailed, fetch_document
 
 FETCH_TIMEOUT_S = 5.0
 

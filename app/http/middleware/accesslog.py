@@ -1,0 +1,155 @@
+"""Access logs and HTTP metrics: one line and one count per request, without query strings or bodies.
+
+Policy: URLs people check can carry keys (in the path or the query of the *target*, which
+travels in the body or in ``?url=``), and a client can put anything in a request path, so the
+log keeps only the method, the route path when it is one of the app's routes (else
+``<unmatched>``), the status, the duration, the client IP and the request id. No query
+string, no body, no headers. A JSON line has the keys every other log line has
+(``timestamp``, RFC 3339 in UTC, as python-json-logger writes it; ``level``; ``logger``;
+``request_id``), and is built here by string formatting rather than through a ``LogRecord``:
+the badge route answers thousands of hits a second, and each one is logged.
+
+The same place counts the request (:meth:`app.checking.metrics.Metrics.http_done`): by route
+path (``other`` for a path that is no route, so scanners cannot add series), method and status.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import time
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.checking.metrics import Metrics
+from app.http.middleware.clientip import Network, scope_client_ip
+from app.logs import REQUEST_ID, LineHandler
+
+logger = logging.getLogger("mcp_sonde.access")
+
+_JSON_LINE = (
+    '{{"timestamp":"{timestamp}","level":"INFO","logger":"mcp_sonde.access",{request_id}'
+    '"method":{method},"path":{path},"status":{status},"ms":{ms},"client":{client}}}'
+)
+_PLAIN_LINE = "{timestamp} INFO mcp_sonde.access [{request_id}] {method} {path} {status} {ms} ms {client}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _json(value: str | None) -> str:
+    """A JSON string (or ``null``), remembered: methods, route paths and client addresses repeat."""
+    return json.dumps(value)
+
+
+_second: list[tuple[int, str, str]] = [(-1, "", "")]
+
+
+def _timestamps(now: float) -> tuple[str, str]:
+    """``now`` as python-json-logger writes it (ISO 8601 in UTC with microseconds) and as
+    :class:`logging.Formatter` writes ``asctime`` (local time, milliseconds); the part up to
+    the second is built once per second."""
+    whole = int(now)
+    cached = _second[0]
+    if cached[0] != whole:
+        utc = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+        cached = (whole, utc, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(whole)))
+        _second[0] = cached
+    micros = int((now - whole) * 1_000_000)
+    return f"{cached[1]}.{micros:06d}+00:00", f"{cached[2]},{micros // 1000:03d}"
+
+
+class AccessLogger:
+    """Writes the access line of one request and counts it (used by :class:`AccessLog` and by fast paths before it).
+
+    Args:
+        paths: the app's route paths (anything else is logged as ``<unmatched>``).
+        metrics: where requests are counted (none: not counted).
+        plain: write the readable line of ``log_format=plain`` instead of JSON.
+    """
+
+    def __init__(
+        self,
+        paths: frozenset[str] = frozenset(),
+        metrics: Metrics | None = None,
+        plain: bool = False,
+        trusted_proxies: tuple[Network, ...] = (),
+    ) -> None:
+        self.paths = frozenset(path for path in paths if "{" not in path)
+        #: Routes with a path parameter (``/problems/{reason}``): their prefix, then one segment.
+        self.templates = tuple((path.split("{", 1)[0], path) for path in paths if "{" in path)
+        self.metrics = metrics
+        self.plain = plain
+        self.trusted_proxies = trusted_proxies
+
+    def route(self, path: str) -> str | None:
+        """The route template ``path`` is answered by, ``None`` when it is no route."""
+        if path in self.paths:
+            return path
+        for prefix, template in self.templates:
+            if path.startswith(prefix) and "/" not in path[len(prefix) :] and len(path) > len(prefix):
+                return template
+        return None
+
+    def write(self, scope: Scope, status: int, started: float) -> None:
+        """Log and count one request (``started``: its ``time.perf_counter()`` at arrival)."""
+        seconds = time.perf_counter() - started
+        route = self.route(scope["path"])
+        if self.metrics is not None:
+            self.metrics.http_done(route or "other", scope["method"], int(status), seconds)
+        if not logger.isEnabledFor(logging.INFO):
+            return
+        peer = scope.get("client")
+        client = (scope_client_ip(scope, self.trusted_proxies),) if self.trusted_proxies and peer else peer
+        request_id = REQUEST_ID.get()  # (a token of [A-Za-z0-9._:-]: nothing to escape)
+        stamp, local = _timestamps(time.time())
+        if self.plain:
+            text = _PLAIN_LINE.format(
+                timestamp=local,
+                request_id=request_id or "-",
+                method=scope["method"],
+                path=route or "<unmatched>",
+                status=int(status),
+                ms=round(seconds * 1000, 1),
+                client=client[0] if client else "-",
+            )
+        else:
+            text = _JSON_LINE.format(
+                timestamp=stamp,
+                request_id=f'"request_id":"{request_id}",' if request_id is not None else "",
+                method=_json(scope["method"]),
+                path=_json(route or "<unmatched>"),
+                status=int(status),
+                ms=round(seconds * 1000, 1),
+                client=_json(client[0] if client else None),
+            )
+        handlers = logger.handlers
+        if len(handlers) == 1 and isinstance(handlers[0], LineHandler) and not logger.propagate:
+            handlers[0].write_line(text)  # what logger.info would do, without building a record
+        else:
+            logger.info(text)
+
+
+class AccessLog:
+    """ASGI middleware writing one line per HTTP request to the ``mcp_sonde.access`` logger (and counting it)."""
+
+    def __init__(self, app: ASGIApp, access: AccessLogger) -> None:
+        self.app = app
+        self.logger = access
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def record(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, record)
+        finally:
+            self.logger.write(scope, status, started)

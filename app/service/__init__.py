@@ -1,7 +1,0 @@
-"""The HTTP service: ``POST /v1/mcp/check`` and operations endpoints. See :func:`create_app`."""
-
-from __future__ import annotations
-
-from app.service.app import create_app
-
-__all__ = ["create_app"]

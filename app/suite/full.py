@@ -1,0 +1,174 @@
+"""A full check: probe the endpoint, then judge it (:mod:`app.suite.judge`).
+
+The suite and its models are imported when the first judging starts, not with this module,
+so the probe's first packet does not wait for them (the CLI imports them meanwhile)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+import httpcore2
+
+from app.guard import ResolutionFailed, ResolvedTarget, Resolver, TargetUrl
+from app.net.pace import Pace
+from app.probe.credentials import Credentials
+from app.probe.evidence import Evidence
+from app.probe.reach import ContactPolicy
+from app.probe.runner import Observation, ProbeFailed, observe, unresolved_result
+from app.settings import Settings
+
+if TYPE_CHECKING:
+    from app.suite.model import CheckResult
+
+logger = logging.getLogger("mcp_sonde.checks")
+#: Tool lists up to this many bytes are judged on the event loop (a list never seen before costs
+#: about 0.25 ms of CPU per kB, bench/hygiene.py; a known one a tenth of that), larger ones on a
+#: worker thread, whose hand-off costs more than judging a small list.
+INLINE_BYTES = 8 * 1024
+_LIMITER: anyio.CapacityLimiter | None = None
+
+
+def _judging() -> anyio.CapacityLimiter:
+    global _LIMITER
+    if _LIMITER is None:
+        _LIMITER = anyio.CapacityLimiter(2)
+    return _LIMITER
+
+
+async def full_check(
+    url: str,
+    *,
+    settings: Settings,
+    resolver: Resolver | None = None,
+    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    resolved: ResolvedTarget | None = None,
+    credentials: Credentials | None = None,
+    observer: Callable[[str], None] | None = None,
+    include_tools: bool = False,
+    contact: ContactPolicy | None = None,
+    pace: Pace | None = None,
+) -> CheckResult:
+    """Probe ``url`` in full and judge every check of the catalogue.
+
+    Raises:
+        TargetRefused: the URL is refused (nothing was connected to).
+        PaceRefused: the host's start turn did not come (nothing was connected to).
+        ProbeFailed: a fault of the probe itself.
+    """
+    observation = await observe(
+        url,
+        settings=settings,
+        resolver=resolver,
+        network_backend=network_backend,
+        resolved=resolved,
+        credentials=credentials.as_dict() if credentials is not None else None,
+        observer=observer,
+        contact=contact,
+        pace=pace,
+    )
+    try:
+        from app.suite.judge import full_result
+
+        names = credentials.names() if credentials is not None else ()
+        judge = functools.partial(full_result, observation, credential_headers=names, include_tools=include_tools)
+        if observation.evidence.listed_bytes <= INLINE_BYTES:
+            result = judge()  # well under a millisecond: a thread hand-off would cost more
+        else:
+            # Judging a hostile list of 2,000 tools is seconds of CPU: off the event loop, so the
+            # service keeps answering meanwhile (at most two suites at once, one per core).
+            result = await anyio.to_thread.run_sync(judge, limiter=_judging())
+    except Exception as exc:
+        logger.exception("the check suite failed internally")
+        raise ProbeFailed("probe_internal_error", "the check suite failed through a fault of its own") from exc
+    return redacted(result, credentials) if credentials is not None else result
+
+
+def redacted(result: CheckResult, credentials: Credentials) -> CheckResult:
+    """``result`` with every credential value a server echoed into its own text replaced by ``[credential]``.
+
+    A credentialed check's values must appear in no answer, even when the server copies them
+    into its name, instructions, tool descriptions, schemas or capability names, and even cut
+    short (the probe cuts long server text, so a long token may arrive as its first part).
+    Every string of the result is searched, keys included, but for the values of our own
+    members (:data:`_OURS`: the status, reason, verdict states...) at the places we write them;
+    the part after an ``Authorization`` scheme is a secret of its own. A secret of at least
+    :data:`WINDOW` characters is found by any run of :data:`WINDOW` or more of its characters
+    in a row; a shorter one (4 or more) whole.
+    """
+    secrets: set[str] = set()
+    for name, value in credentials.headers:
+        secrets.add(value)
+        rest = value.partition(" ")[2].strip()
+        if name.lower() == "authorization" and rest:
+            secrets.add(rest)
+    whole = sorted((s for s in secrets if 4 <= len(s) < WINDOW), key=len, reverse=True)
+    windows = {s[i : i + WINDOW] for s in secrets if len(s) >= WINDOW for i in range(len(s) - WINDOW + 1)}
+    if not whole and not windows:
+        return result
+    changed = False
+
+    def clean(text: str) -> str:
+        nonlocal changed
+        covered = [False] * len(text)
+        for secret in whole:
+            start = text.find(secret)
+            while start >= 0:
+                covered[start : start + len(secret)] = [True] * len(secret)
+                start = text.find(secret, start + 1)
+        if windows:
+            for i in range(len(text) - WINDOW + 1):
+                if text[i : i + WINDOW] in windows:
+                    covered[i : i + WINDOW] = [True] * WINDOW
+        if not any(covered):
+            return text
+        changed = True
+        out: list[str] = []
+        for i, char in enumerate(text):
+            if not covered[i]:
+                out.append(char)
+            elif i == 0 or not covered[i - 1]:
+                out.append("[credential]")
+        return "".join(out)
+
+    def scrub(value: Any, ours: frozenset[str] = frozenset()) -> Any:
+        if isinstance(value, str):
+            return clean(value)
+        if isinstance(value, dict):
+            return {clean(k): v if k in ours and isinstance(v, str) else scrub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    from app.suite.model import CheckResult
+
+    document = result.model_dump(mode="json")
+    cleaned = {
+        k: v if k in _OURS and isinstance(v, str) else [scrub(c, _OURS) for c in v] if k == "checks" else scrub(v)
+        for k, v in document.items()
+    }
+    if not changed:
+        return result
+    try:
+        return CheckResult.model_validate(cleaned)
+    except ValueError as exc:  # fail closed: never answer with the value
+        raise ProbeFailed("probe_internal_error", "the result could not be cleared of credential values") from exc
+
+
+#: Values of these members are ours (enumerations), never server text, where we write them: at
+#: the top of the result and in each check's verdict.
+_OURS = frozenset({"status", "reason", "state", "id", "era", "transport", "failed_step", "checked_at", "kind"})
+#: A secret this long or longer is found by any run of this many of its characters.
+WINDOW = 12
+
+
+def unresolved_check(url: TargetUrl, failure: ResolutionFailed, credentials: Credentials | None = None) -> CheckResult:
+    """The full result for a URL whose host did not resolve (nothing was connected to)."""
+    from app.suite.judge import full_result
+
+    names = credentials.names() if credentials is not None else ()
+    return full_result(Observation(unresolved_result(url, failure), Evidence()), credential_headers=names)
