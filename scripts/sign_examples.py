@@ -33,7 +33,7 @@ from app.suite.catalogue import catalogue
 from app.suite.model import CheckResult
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENT = ROOT / "app" / "service" / "openapi.yaml"
+DOCUMENT = ROOT / "app" / "http" / "openapi.yaml"
 GUIDE = ROOT / "docs" / "attestations.md"
 AFTER = "schema_fingerprint"
 

@@ -55,4 +55,4 @@ def test_the_top_level_openapi_document_is_the_one_the_service_serves() -> None:
     """``openapi.yaml`` links to the packaged copy: an edit through a tool that writes a new file
     (``sed -i``) would leave two documents that drift apart."""
     assert (ROOT / "openapi.yaml").is_symlink()
-    assert (ROOT / "openapi.yaml").resolve() == (ROOT / "app" / "service" / "openapi.yaml").resolve()
+    assert (ROOT / "openapi.yaml").resolve() == (ROOT / "app" / "http" / "openapi.yaml").resolve()

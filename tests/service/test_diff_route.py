@@ -89,7 +89,7 @@ def test_the_drift_table_through_the_route_is_diff_tools(service: Service) -> No
 
 
 def test_the_documented_example_and_the_same_list_twice(service: Service) -> None:
-    document = yaml.safe_load((Path(__file__).resolve().parents[2] / "app" / "service" / "openapi.yaml").read_text())
+    document = yaml.safe_load((Path(__file__).resolve().parents[2] / "app" / "http" / "openapi.yaml").read_text())
     operation = document["paths"]["/v1/mcp/diff"]["post"]
     request = operation["requestBody"]["content"]["application/json"]["examples"]["three_tools"]["value"]
     shown = operation["responses"]["200"]["content"]["application/json"]["examples"]["breaking"]["value"]

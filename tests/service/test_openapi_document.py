@@ -42,7 +42,7 @@ from app.settings import Settings
 from app.suite.catalogue import catalogue
 from app.suite.model import BaselineComparison, CategoryInfo, CheckResult, CheckVerdict, SuiteInfo, ToolDefinition
 
-DOCUMENT_PATH = Path(__file__).resolve().parents[2] / "app" / "service" / "openapi.yaml"
+DOCUMENT_PATH = Path(__file__).resolve().parents[2] / "app" / "http" / "openapi.yaml"
 DOCUMENT: dict[str, Any] = yaml.safe_load(DOCUMENT_PATH.read_text())
 SCHEMAS: dict[str, Any] = DOCUMENT["components"]["schemas"]
 CHECK = "POST /v1/mcp/check"
