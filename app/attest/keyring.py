@@ -82,7 +82,7 @@ class KeyRing:
 
     def held(self, keyid: str) -> Held | None:
         """The private key ``keyid`` when this instance holds it, whatever the document says of
-        it now (a key no longer signing still derives what it derived, :mod:`app.monitors.secrets`)."""
+        it now (a key no longer signing still derives what it derived, :mod:`app.webhooks.secrets`)."""
         return self._held(keyid)
 
     def _held(self, keyid: str) -> Held | None:

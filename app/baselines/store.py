@@ -1,98 +1,41 @@
-"""Tool lists looked up as baselines, and the baseline a maintainer approved for a server.
+"""The baseline a maintainer approved for a server, and how it was approved.
 
-A baseline is a stored tool list found by the run that read it (its attestation id), by its
-schema fingerprint (the newest stored list with that fingerprint: lists that differ only in
-descriptions share one), as the list of the server's newest run that read one in full, or the
-server's approved one (``baselines``: one per server; approving again replaces it). The table
-keeps the tool set, not the run: asked for, an approved baseline is given with the server's
-newest kept run that read that list (none once pruning took them all). Who may approve is the
-service's concern (:mod:`app.http.routes.baseline`).
+One per server (``baselines``); approving again replaces it. The table keeps the tool set, not
+the run: asked for, an approved baseline is given with the server's newest kept run that read
+that list (none once pruning took them all). Who may approve is the HTTP layer's concern
+(:mod:`app.http.routes.baseline`); a host's proof of control is :mod:`app.baselines.proof`.
 """
 
 from __future__ import annotations
 
-import json
-import zlib
 from collections.abc import Awaitable, Callable
-from datetime import datetime
-from typing import Any
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
-from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.db.tables.history import baselines, runs, servers, toolsets
 from app.errors import SondeError
-from app.history.records import Baseline, Toolset, utc
-
-_COLUMNS = (
-    toolsets.c.id,
-    toolsets.c.definitions,
-    toolsets.c.definitions_sha256,
-    toolsets.c.schema_fingerprint,
-    toolsets.c.toolset_fingerprint,
-)
+from app.history.records import Toolset, utc
+from app.history.toolsets import COLUMNS, named, toolset_of
 
 
-def _toolset(row: Any, run_id: str | None = None) -> Toolset:
-    return Toolset(
-        definitions=tuple(json.loads(zlib.decompress(row.definitions))),
-        definitions_sha256=row.definitions_sha256,
-        schema_fingerprint=row.schema_fingerprint,
-        toolset_fingerprint=row.toolset_fingerprint,
-        run_id=run_id,
-    )
+@dataclass(frozen=True)
+class Baseline:
+    """The tool list a maintainer approved for a server, and how the approval was given."""
 
-
-def named(run_id: str) -> ColumnElement[bool]:
-    """The run called ``run_id``: by its run id or by its attestation id (the same for a served
-    check; a scheduled run is stored under its job's id and signed under its attestation id, the
-    id its answers and webhooks show)."""
-    return or_(runs.c.run_id == run_id, runs.c.attestation_id == run_id)
-
-
-async def by_run(db: AsyncConnection, run_id: str, server_id: str | None = None) -> Toolset | None:
-    """The tool list read by the run ``run_id`` (:func:`named`; of the server ``server_id``, if given)."""
-    query = select(*_COLUMNS).join(runs, runs.c.toolset == toolsets.c.id).where(named(run_id))
-    if server_id is not None:
-        query = query.join(servers, servers.c.id == runs.c.server).where(servers.c.server_id == server_id)
-    row = (await db.execute(query)).first()
-    return None if row is None else _toolset(row, run_id)
-
-
-async def by_fingerprint(db: AsyncConnection, schema_fingerprint: str) -> Toolset | None:
-    """The newest stored tool list with this schema fingerprint."""
-    query = (
-        select(*_COLUMNS)
-        .where(toolsets.c.schema_fingerprint == schema_fingerprint)
-        .order_by(toolsets.c.first_seen.desc(), toolsets.c.id.desc())
-        .limit(1)
-    )
-    row = (await db.execute(query)).first()
-    return None if row is None else _toolset(row)
-
-
-async def latest(db: AsyncConnection, server_id: str) -> Toolset | None:
-    """The tool list of the server's newest run that read one in full (by ``observed_at``, then
-    storage order), with that run's id."""
-    query = (
-        select(*_COLUMNS, runs.c.run_id)
-        .select_from(runs)
-        .join(servers, servers.c.id == runs.c.server)
-        .join(toolsets, toolsets.c.id == runs.c.toolset)
-        .where(servers.c.server_id == server_id)
-        .order_by(runs.c.observed_at.desc(), runs.c.id.desc())
-        .limit(1)
-    )
-    row = (await db.execute(query)).first()
-    return None if row is None else _toolset(row, row.run_id)
+    toolset: Toolset
+    approved_at: datetime
+    approved_by: str
 
 
 async def approved(db: AsyncConnection, server_id: str, newest_run: bool = False) -> Baseline | None:
     """The baseline approved for the server, if any (with ``newest_run``, with the server's newest
     kept run that read it as its ``run_id``)."""
     query = (
-        select(*_COLUMNS, baselines.c.server, baselines.c.approved_at, baselines.c.approved_by)
+        select(*COLUMNS, baselines.c.server, baselines.c.approved_at, baselines.c.approved_by)
         .join(baselines, baselines.c.toolset == toolsets.c.id)
         .join(servers, servers.c.id == baselines.c.server)
         .where(servers.c.server_id == server_id)
@@ -107,7 +50,7 @@ async def approved(db: AsyncConnection, server_id: str, newest_run: bool = False
         .limit(1)
     )
     run_id = await db.scalar(newest) if newest_run else None
-    return Baseline(toolset=_toolset(row, run_id), approved_at=utc(row.approved_at), approved_by=row.approved_by)
+    return Baseline(toolset=toolset_of(row, run_id), approved_at=utc(row.approved_at), approved_by=row.approved_by)
 
 
 Confirm = Callable[[Baseline], Awaitable[None]]
@@ -138,7 +81,7 @@ async def approve(
         BaselineHeld: ``by`` is not ``host_proof`` and the host approved the server's baseline.
     """
     query = (
-        select(servers.c.id.label("server"), *_COLUMNS)
+        select(servers.c.id.label("server"), *COLUMNS)
         .select_from(runs)
         .join(servers, servers.c.id == runs.c.server)
         .join(toolsets, toolsets.c.id == runs.c.toolset)
@@ -154,7 +97,25 @@ async def approve(
     upsert = statement.on_conflict_do_update(index_elements=[baselines.c.server], set_=values, where=held)
     if (await db.execute(upsert)).rowcount == 0:
         raise BaselineHeld()
-    baseline = Baseline(toolset=_toolset(row, run_id), approved_at=at, approved_by=by)
+    baseline = Baseline(toolset=toolset_of(row, run_id), approved_at=at, approved_by=by)
     if confirm is not None:
         await confirm(baseline)
     return baseline
+
+
+class Baselines:
+    """The approved baselines, in the history database."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def baseline(self, server_id: str, newest_run: bool = False) -> Baseline | None:
+        """The server's approved baseline (see :func:`approved`)."""
+        async with self.engine.connect() as db:
+            return await approved(db, server_id, newest_run)
+
+    async def approve(self, server_id: str, run_id: str, by: str, confirm: Confirm | None = None) -> Baseline | None:
+        """Approve the list of the server's run ``run_id`` (see :func:`approve`; ``confirm`` runs inside
+        the approval's transaction, which commits only after it returned: a paid approval settles there)."""
+        async with self.engine.begin() as db:
+            return await approve(db, server_id, run_id, by, datetime.now(UTC), confirm)

@@ -22,10 +22,10 @@ from __future__ import annotations
 import anyio
 
 from app.baselines.compare import Reference, compared, from_request, needs_diff
+from app.baselines.request import BaselineRequest
 from app.checking.errors import ApiError
 from app.checking.services import Services
 from app.history.records import Toolset, server_id_of
-from app.http.bodies.check import BaselineRequest
 from app.probe.result import ProbeResult
 from app.suite.model import CheckResult
 
@@ -91,7 +91,7 @@ async def find(services: Services, url: str, asked: BaselineRequest | None) -> B
         return Baseline(None, unavailable=True)
     try:
         with anyio.fail_after(APPROVED_LOOKUP_S):
-            approved = await history.baseline(server_id_of(url))
+            approved = await services.baselines.baseline(server_id_of(url))
     except Exception:  # any driver or network fault, or the bound: served without the comparison
         return Baseline(None, unavailable=True)
     if approved is None:

@@ -21,6 +21,7 @@ from x402.schemas import SettleResponse
 
 from app.attest.errors import NoSigningKey
 from app.attest.signer import Attestation
+from app.baselines.request import BaselineRequest
 from app.canonical import safe_copy
 from app.checking import comparison
 from app.checking.errors import ApiError
@@ -33,7 +34,6 @@ from app.errors import TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, TargetUrl, check_url, resolve_target
 from app.guard.shares import LookupOwner, lookups_for
 from app.history.records import Run
-from app.http.bodies.check import BaselineRequest
 from app.payment import Payment, PaymentGate
 from app.probe import ProbeFailed, ProbeResult
 from app.probe.credentials import Credentials

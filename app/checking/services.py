@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import httpcore2
@@ -12,6 +12,8 @@ from x402.schemas import SettleResponse
 from app.attest.keyring import keyring_of
 from app.attest.signer import Attestor
 from app.attest.store import AttestationStore
+from app.baselines.store import Baselines
+from app.checking.clients import Network, parse_networks
 from app.checking.errors import ApiError, payment_errors
 from app.checking.freepool import Draw, FreePool, seconds_to_utc_midnight
 from app.checking.metrics import Metrics
@@ -20,14 +22,13 @@ from app.checking.recorder import Recorder
 from app.checking.runner import CheckMode, CheckRunner
 from app.checking.tracing import TracedFacilitator, Tracing
 from app.db.engine import database_url
+from app.directory.rows import refresh as refresh_directory_row
+from app.directory.store import Directory
 from app.errors import SondeError
 from app.guard import ResolvedTarget, Resolver, SystemResolver
 from app.history.retention import Pruner
 from app.history.store import SqlHistory
-from app.http.middleware.clientip import Network, parse_networks
-from app.http.openapi import load_document
 from app.monitors.pricing import block_price, monitor_resource
-from app.monitors.secrets import WebhookSecrets
 from app.monitors.store import MonitorStore
 from app.optout import OptOutList
 from app.payment import HttpFacilitator, Payment, PaymentGate
@@ -37,6 +38,7 @@ from app.settings import Settings
 from app.stats.snapshot import StatsSnapshots
 from app.store import Store, open_store
 from app.suite.full import full_check
+from app.webhooks.secrets import WebhookSecrets
 from app.webhooks.store import DeliveryStore
 
 if TYPE_CHECKING:
@@ -56,7 +58,6 @@ class Services:
     free_pool: FreePool
     checks: CheckRunner
     metrics: Metrics
-    openapi: dict[str, Any]
     trusted_proxies: tuple[Network, ...]
     payments: PaymentGate
     attestor: Attestor
@@ -70,6 +71,8 @@ class Services:
     monitor_payments: PaymentGate
     webhook_secrets: WebhookSecrets
     stats: StatsSnapshots
+    directory: Directory
+    baselines: Baselines
     network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
     tracing: Tracing = field(default_factory=lambda: Tracing(enabled=False))
 
@@ -218,7 +221,7 @@ def build_services(
         settings.redis_url, settings.redis_timeout_s, settings.redis_namespace, settings.memory_store_max_bytes
     )
     metrics = Metrics()
-    history = SqlHistory.open(database_url(settings), settings.database_pool_size)
+    history = SqlHistory.open(database_url(settings), settings.database_pool_size, on_record=(refresh_directory_row,))
     tracing = Tracing(settings.otel_enabled, tracer_provider)
     facilitator = HttpFacilitator(
         settings.facilitator_url, settings.facilitator_headers, settings.facilitator_timeout_s
@@ -241,7 +244,6 @@ def build_services(
         free_pool=FreePool(store, settings.free_pool_size, settings.free_pool_per_ip),
         checks=CheckRunner.__new__(CheckRunner),
         metrics=metrics,
-        openapi=load_document(settings),
         trusted_proxies=parse_networks(settings.trusted_proxies),
         payments=PaymentGate(settings, traced, store),
         attestor=Attestor(ring),
@@ -262,6 +264,8 @@ def build_services(
         ),
         webhook_secrets=WebhookSecrets(ring),
         stats=StatsSnapshots(history.engine, settings.stats_max_age_s),
+        directory=Directory(history.engine),
+        baselines=Baselines(history.engine),
         network_backend=network_backend,
         tracing=tracing,
     )

@@ -59,9 +59,10 @@ def run(args: argparse.Namespace) -> int:
     async def act(url: str, settings: Settings) -> str:
         from app.db import migrate
         from app.db.engine import safe_url
+        from app.directory.rows import MIGRATION_STEPS
 
         if action == "upgrade":
-            before, after = await migrate.upgrade(url)
+            before, after = await migrate.upgrade(url, steps=MIGRATION_STEPS)
             said = "already at" if before == after else f"upgraded from {before or 'an empty database'} to"
             return f"{safe_url(url)}: {said} revision {after}\n"
         if action == "prune":

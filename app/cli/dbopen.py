@@ -60,8 +60,9 @@ async def current_database(url: str, settings: Settings) -> AsyncIterator[AsyncE
     configured database behind: :class:`~app.db.migrate.SchemaOutdated`)."""
     from app.db.engine import open_engine
     from app.db.migrate import ensure_current
+    from app.directory.rows import MIGRATION_STEPS
 
-    await ensure_current(url, embedded=settings.database_url is None)
+    await ensure_current(url, embedded=settings.database_url is None, steps=MIGRATION_STEPS)
     engine = open_engine(url)
     try:
         yield engine

@@ -27,6 +27,7 @@ async def _work(settings: Settings, stop: asyncio.Event) -> None:
     try:
         ctx = context_for(services)
         logger.info("worker started: %d jobs at once from %s", settings.worker_concurrency, settings.jobs_queue)
+        await ctx.optouts.warm()  # (the opt-out list read before the first job)
         await work(ctx, stream_broker(settings), settings.worker_concurrency, stop)
         logger.info("worker stopped: %s", ctx.job_metrics.counts or "no jobs")
     finally:

@@ -7,11 +7,18 @@ database (``MCP_SONDE_DATABASE_URL``) that is behind or empty (:class:`SchemaOut
 its operator, once, never by whichever replica starts first. The embedded SQLite file in the
 data directory is the service's own: ``serve`` makes it, or brings it up to date, by itself
 (under a file lock), so a fresh machine and an upgrade of mcp-sonde need no step.
+
+Migrations change the schema only and import nothing of mcp-sonde's. What a package computes
+from stored data when a revision adds its table (the directory's rows, from the runs already
+kept) is a *data step* its caller passes in (:data:`DataSteps`): it runs on the upgrade's
+connection, inside its transaction, after the newest revision is applied, once for every
+upgrade that crossed its revision (so it reads the schema the code it belongs to expects).
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from alembic import command
@@ -26,6 +33,8 @@ from app.errors import SondeError
 from app.filelock import exclusive
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+#: Data steps by the revision they follow (see the module docs).
+DataSteps = Mapping[str, Callable[[Connection], object]]
 
 
 class SchemaOutdated(SondeError):
@@ -64,26 +73,31 @@ async def current(url: str) -> str | None:
         await engine.dispose()
 
 
-async def upgrade(url: str, revision: str = "head") -> tuple[str | None, str]:
-    """Upgrade the database at ``url`` to ``revision`` (the newest by default); ``(before,
-    after)`` (no statement timeout: a migration may build an index over every run)."""
+async def upgrade(url: str, revision: str = "head", steps: DataSteps | None = None) -> tuple[str | None, str]:
+    """Upgrade the database at ``url`` to ``revision`` (the newest by default), running the data
+    ``steps`` of the revisions it crossed; ``(before, after)`` (no statement timeout: a migration
+    may build an index over every run)."""
     engine = open_engine(url, statement_timeout_ms=None)
     try:
         async with engine.begin() as connection:
             before = await connection.run_sync(_current)
             await connection.run_sync(_upgrade, revision)
             after = await connection.run_sync(_current)
+            assert after is not None
+            for follows, step in sorted((steps or {}).items()):
+                if (before or "") < follows <= after:
+                    await connection.run_sync(step)
     finally:
         await engine.dispose()
-    assert after is not None
     return before, after
 
 
-async def ensure_current(url: str, *, embedded: bool) -> None:
+async def ensure_current(url: str, *, embedded: bool, steps: DataSteps | None = None) -> None:
     """Check the schema before serving (see the module docs).
 
     Raises:
-        SchemaOutdated: a configured database is behind or empty (the embedded one is upgraded).
+        SchemaOutdated: a configured database is behind or empty (the embedded one is upgraded,
+            with ``steps``).
     """
     found = await current(url)
     if found == head():
@@ -92,7 +106,7 @@ async def ensure_current(url: str, *, embedded: bool) -> None:
         database = make_url(url).database
         with exclusive(Path(f"{database}.lock")) if database else contextlib.nullcontext():
             if await current(url) != head():  # (another process may have done it meanwhile)
-                await upgrade(url)
+                await upgrade(url, steps=steps)
         return
     state = "has no schema" if found is None else f"is at revision {found}, not {head()}"
     raise SchemaOutdated("schema_outdated", f"the history database {state}: run `mcp-sonde db upgrade` first")

@@ -31,6 +31,7 @@ from sqlalchemy import Connection, Select, case, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.db.migrate import DataSteps
 from app.db.tables.directory import directory
 from app.db.tables.history import changes, runs, server_days, servers, toolsets
 from app.db.tables.registry import registry_endpoints, registry_entries
@@ -201,3 +202,8 @@ def rebuild_sync(db: Connection) -> int:
         shared = int(db.scalar(_count(digest)) or 0) >= TEMPLATE_SERVERS
         db.execute(_recategorise(digest, shared))
     return made
+
+
+#: The data steps of the migrations (:mod:`app.db.migrate`): an upgrade that made the directory's
+#: table (revision 0007) makes the row of every server already stored.
+MIGRATION_STEPS: DataSteps = {"0007": rebuild_sync}

@@ -113,15 +113,6 @@ class Change:
     diff: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Baseline:
-    """The tool list a maintainer approved for a server, and how the approval was given."""
-
-    toolset: Toolset
-    approved_at: datetime
-    approved_by: str
-
-
 def utc(moment: datetime) -> datetime:
     """``moment`` as an aware UTC time (SQLite gives back naive times, which are UTC here)."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

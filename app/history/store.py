@@ -1,8 +1,8 @@
 """The history store: one small async interface, and its SQL implementation (PostgreSQL, SQLite).
 
 :meth:`SqlHistory.record` stores a run in one transaction: the server row (made on first sight),
-the tool set (once per distinct list of definitions), the run, the day's counter and the
-server's directory row (:mod:`app.directory.rows`); a run id
+the tool set (once per distinct list of definitions), the run, the day's counter, and what its
+``on_record`` hooks keep current (the server's directory row, :mod:`app.directory.rows`); a run id
 already stored is a no-op, so a redelivered run is kept once. Reads are single indexed queries
 (:mod:`app.db.tables.history`). Credentialed checks never reach the store (the service does not
 hand them over; :meth:`record` refuses one that says it is credentialed, as a second guard).
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime
 from typing import Protocol
 
@@ -20,25 +21,23 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.baselines import store as lookups
-from app.baselines.store import Confirm
 from app.canonical import canonical_bytes
 from app.db.engine import POOL_SIZE, open_engine
 from app.db.facts import facts_of
 from app.db.tables.history import runs, server_days, servers, toolsets
-from app.directory import rows as directory_rows
-from app.directory import search as directory_search
-from app.directory.cursor import DEFAULT_KEY
-from app.directory.query import Search
 from app.guard.url import without_query
 from app.history import changes as changelog
 from app.history import digests, reading, retention
+from app.history import toolsets as lookups
 from app.history.reading import HistoryRead
-from app.history.records import Baseline, Change, Day, Run, ServerSummary, Toolset, server_id_of, utc
+from app.history.records import Change, Day, Run, ServerSummary, Toolset, server_id_of, utc
 from app.history.uptime import CODES, uptime_of
 from app.history.window import Window
 from app.history.window import window as summarised
 
+#: What else a run's transaction keeps current, given the connection and the server's key (the
+#: directory's row of the server: :func:`app.directory.rows.refresh`, wired by the composition root).
+OnRecord = Callable[[AsyncConnection, int], Awaitable[None]]
 #: Most runs one history read returns (a server checked every 5 minutes for 90 days: 25,920).
 POINTS = 30_000
 Point = tuple[datetime, str, str, float | None]
@@ -87,25 +86,8 @@ class History(Protocol):
         its schema fingerprint, or with ``server_id`` alone the server's newest complete one."""
         ...
 
-    async def baseline(self, server_id: str, newest_run: bool = False) -> Baseline | None:
-        """The baseline approved for the server (``newest_run``: with its newest kept run that read it)."""
-        ...
-
-    async def approve(self, server_id: str, run_id: str, by: str, confirm: Confirm | None = None) -> Baseline | None:
-        """Approve the list read by the server's run ``run_id`` as its baseline (``None``: no such
-        run with a list); when ``confirm`` raises, nothing is approved."""
-        ...
-
     async def prune(self, before: datetime) -> int:
         """Delete runs observed before ``before`` (and tool sets nothing points to); how many runs."""
-        ...
-
-    async def directory(self, search: Search, key: bytes = DEFAULT_KEY) -> directory_search.Page:
-        """A page of the directory (:mod:`app.directory.search`), its cursors signed with ``key``."""
-        ...
-
-    async def listing(self, server_id: str) -> directory_search.Found | None:
-        """The server's directory row and the registry entry it came from."""
         ...
 
     async def prunable(self, before: datetime) -> int:
@@ -137,14 +119,15 @@ def toolset_digest(run: Run) -> tuple[bytes, str]:
 class SqlHistory:
     """:class:`History` over SQLAlchemy Core (see the module docs)."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, on_record: Sequence[OnRecord] = ()) -> None:
         self.engine = engine
+        self.on_record = tuple(on_record)
         self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
 
     @classmethod
-    def open(cls, url: str, pool_size: int = POOL_SIZE) -> SqlHistory:
+    def open(cls, url: str, pool_size: int = POOL_SIZE, on_record: Sequence[OnRecord] = ()) -> SqlHistory:
         """A store on the database at ``url`` (its schema must be current: :mod:`app.db.migrate`)."""
-        return cls(open_engine(url, pool_size=pool_size))
+        return cls(open_engine(url, pool_size=pool_size), on_record)
 
     async def record(self, run: Run) -> bool:
         """See :meth:`History.record`.
@@ -223,7 +206,8 @@ class SqlHistory:
             )
             if toolset is not None:
                 await changelog.note(db, server, run_key, run.observed_at, toolset)
-            await directory_rows.refresh(db, server)
+            for hook in self.on_record:
+                await hook(db, server)
         return True
 
     async def _server_key(self, db: AsyncConnection, run: Run) -> int:
@@ -318,29 +302,10 @@ class SqlHistory:
             assert server_id is not None
             return await lookups.latest(db, server_id)
 
-    async def baseline(self, server_id: str, newest_run: bool = False) -> Baseline | None:
-        """See :meth:`History.baseline`."""
-        async with self.engine.connect() as db:
-            return await lookups.approved(db, server_id, newest_run)
-
-    async def approve(self, server_id: str, run_id: str, by: str, confirm: Confirm | None = None) -> Baseline | None:
-        """See :meth:`History.approve` (``confirm`` runs inside the approval's transaction, which
-        commits only after it returned: a paid approval settles there)."""
-        async with self.engine.begin() as db:
-            return await lookups.approve(db, server_id, run_id, by, datetime.now(UTC), confirm)
-
     async def prune(self, before: datetime, batch: int = retention.PRUNE_BATCH) -> int:
         """See :meth:`History.prune` and :func:`app.history.retention.prune` (in batches; a tool
         set stays while a run, a change, a baseline or a server's latest state points to it)."""
         return await retention.prune(self.engine, before, batch)
-
-    async def directory(self, search: Search, key: bytes = DEFAULT_KEY) -> directory_search.Page:
-        """See :meth:`History.directory`."""
-        return await directory_search.search_page(self.engine, search, key)
-
-    async def listing(self, server_id: str) -> directory_search.Found | None:
-        """See :meth:`History.listing`."""
-        return await directory_search.listing(self.engine, server_id)
 
     async def prunable(self, before: datetime) -> int:
         """See :meth:`History.prunable`."""

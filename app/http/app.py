@@ -23,6 +23,7 @@ from app.checking.errors import ApiError
 from app.checking.services import Services, build_services
 from app.db.engine import database_url, safe_url
 from app.db.migrate import SchemaOutdated, ensure_current
+from app.directory.rows import MIGRATION_STEPS
 from app.errors import SondeError
 from app.guard import Resolver
 from app.http import pages as web
@@ -33,6 +34,7 @@ from app.http.mcp.tool import build_mcp_server, mcp_route
 from app.http.middleware.accesslog import AccessLog, AccessLogger
 from app.http.middleware.cors import Cors
 from app.http.middleware.requestid import RequestIds
+from app.http.openapi import load_document
 from app.http.problems import handle_api_error, problem_page, problem_response
 from app.http.routes import attestations, baseline, changes, diff, directory, monitors, servers, stats
 from app.http.routes import ops as routes
@@ -66,7 +68,7 @@ async def history_at_start(settings: Settings) -> None:
     """
     url = database_url(settings)
     try:
-        await ensure_current(url, embedded=settings.database_url is None)
+        await ensure_current(url, embedded=settings.database_url is None, steps=MIGRATION_STEPS)
     except SchemaOutdated:
         raise
     except Exception as exc:  # any driver or network fault: the database does not answer now
@@ -104,6 +106,7 @@ def create_app(
             (default: one built from the ``OTEL_*`` environment; see :mod:`app.checking.tracing`).
     """
     settings = settings or get_settings()
+    openapi = load_document(settings)  # (a missing document fails the start before anything is built)
     services = build_services(
         settings, resolver=resolver, network_backend=network_backend, tracer_provider=tracer_provider
     )
@@ -208,6 +211,7 @@ def create_app(
     )
     app.router.redirect_slashes = False  # a redirect would echo the client's Host header; answer 404
     app.state.services = services
+    app.state.openapi = openapi
     app.state.badges = badges
     return app
 

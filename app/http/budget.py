@@ -11,10 +11,11 @@ from collections.abc import Awaitable, Callable
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.checking.clients import rate_key
 from app.checking.errors import ApiError
 from app.checking.ratelimit import RateLimiter
 from app.checking.services import Services
-from app.http.middleware.clientip import client_ip, rate_key
+from app.http.middleware.clientip import client_ip
 
 logger = logging.getLogger("mcp_sonde.service")
 #: Such an answer is one observation or one decision (and may be a paid one): no cache keeps it.

@@ -65,6 +65,10 @@ class JobContext:
         self.checks = CheckRunner(shared_only(services.store), paced, services.probe_target, services.metrics)
         self.optouts = KnownOptOuts(services.optouts)
 
+    def wire(self, enqueue: Enqueue) -> None:
+        """Send the jobs handlers enqueue through ``enqueue`` (the worker's queue, or the embedded one)."""
+        self.enqueue = enqueue
+
     @property
     def settings(self) -> Settings:
         """The settings."""

@@ -31,7 +31,7 @@ class Embedded:
         self.broker = memory_broker()
         self.dispatcher = Dispatcher(self.ctx.registry, self.ctx, self.settings.worker_concurrency)
         bind(self.broker, self.dispatcher)
-        self.ctx.enqueue = self.enqueue
+        self.ctx.wire(self.enqueue)
         self.scheduler = Scheduler(
             self.ctx.registry, self.settings, services.store, self.enqueue, self.room, self.ctx.job_metrics
         )

@@ -20,12 +20,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.attest.keyring import KeyRing
 from app.guard import Resolver
 from app.history.store import History
-from app.monitors.secrets import WebhookSecrets
 from app.monitors.source import MonitorSource
 from app.monitors.store import MonitorStore
 from app.queue.model import WEBHOOK, Job, Source
 from app.settings import Settings
 from app.webhooks.deliver import WebhookDeliverer
+from app.webhooks.secrets import WebhookSecrets
 from app.webhooks.source import WebhookSource
 from app.webhooks.store import DeliveryStore
 

@@ -1,4 +1,4 @@
-"""The monitor :class:`~app.queue.model.Source`: due runs of monitors as probe jobs, and the alerts their outcomes raise.
+"""The monitor :class:`~app.queue.model.Source`: due monitor runs as probe jobs, and the alerts their outcomes raise.
 
 :meth:`MonitorSource.due` claims due runs (:meth:`app.monitors.store.MonitorStore.claim`) and
 hands each out as a ``probe`` job whose id is a fresh run id (the history stores the run

@@ -51,7 +51,7 @@ from app.errors import SondeError
 from app.history.records import utc
 from app.monitors.alerts import EXHAUSTED as EXHAUSTED_EVENT
 from app.monitors.alerts import NOT_A_STATUS, Alert, Assessed, Watch
-from app.monitors.secrets import token_digest, token_matches
+from app.monitors.tokens import token_digest, token_matches
 from app.webhooks import store as deliveries
 
 logger = logging.getLogger("mcp_sonde.monitors")

@@ -20,9 +20,8 @@ from taskiq import AsyncBroker
 from taskiq.kicker import AsyncKicker
 
 from app.errors import SondeError
-from app.jobs.context import JobContext
 from app.queue import codec
-from app.queue.handlers import Registry
+from app.queue.handlers import Context, Registry
 from app.queue.model import Job
 from app.store import key
 
@@ -52,7 +51,7 @@ class Dispatcher:
         concurrency: most jobs run at once (the embedded mode's bound; a worker's receiver has its own).
     """
 
-    def __init__(self, registry: Registry, ctx: JobContext, concurrency: int | None = None) -> None:
+    def __init__(self, registry: Registry, ctx: Context, concurrency: int | None = None) -> None:
         self.registry = registry
         self.ctx = ctx
         self.taken = 0

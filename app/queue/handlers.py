@@ -17,15 +17,40 @@ source hears what the probe found through ``Source.finished``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.errors import SondeError
 from app.queue.model import Job, Source
 
 if TYPE_CHECKING:
-    from app.jobs.context import JobContext
+    from app.queue.metrics import JobMetrics
+    from app.settings import Settings
+    from app.store import Store
 
-Handler = Callable[["JobContext", Job], Awaitable[None]]
+#: A handler, given the process's context (its own type: :class:`app.jobs.context.JobContext`).
+Handler = Callable[[Any, Job], Awaitable[None]]
+Enqueue = Callable[[Job], Awaitable[None]]
+
+
+class Context(Protocol):
+    """What the engine itself needs of the context its handlers are given."""
+
+    registry: Registry
+    job_metrics: JobMetrics
+
+    def wire(self, enqueue: Enqueue) -> None:
+        """Send the jobs the handlers enqueue (retries, follow-ups) through ``enqueue``."""
+        ...
+
+    @property
+    def settings(self) -> Settings:
+        """The settings."""
+        ...
+
+    @property
+    def store(self) -> Store:
+        """Where a job done is marked."""
+        ...
 
 
 class RegistryError(SondeError):

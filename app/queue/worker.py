@@ -16,14 +16,14 @@ from taskiq import AsyncBroker
 from taskiq.acks import AcknowledgeType
 from taskiq.receiver import Receiver
 
-from app.jobs.context import JobContext
 from app.queue.dispatch import Dispatcher, bind, kick
+from app.queue.handlers import Context
 from app.queue.model import Job
 
 logger = logging.getLogger("mcp_sonde.jobs")
 
 
-async def work(ctx: JobContext, broker: AsyncBroker, concurrency: int, stop: asyncio.Event) -> Dispatcher:
+async def work(ctx: Context, broker: AsyncBroker, concurrency: int, stop: asyncio.Event) -> Dispatcher:
     """Run jobs from ``broker`` until ``stop`` is set and the running ones are done (or given back).
 
     The broker is started here and shut down before this returns.
@@ -32,8 +32,7 @@ async def work(ctx: JobContext, broker: AsyncBroker, concurrency: int, stop: asy
     async def enqueue(job: Job) -> None:
         await kick(broker, job)
 
-    ctx.enqueue = enqueue
-    await ctx.optouts.warm()
+    ctx.wire(enqueue)
     dispatcher = Dispatcher(ctx.registry, ctx)
     bind(broker, dispatcher)
     receiver = Receiver(

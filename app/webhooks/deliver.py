@@ -4,7 +4,7 @@ Signing follows the Standard Webhooks spec (with the ``standardwebhooks`` packag
 headers ``webhook-id`` (the delivery's id, the same on every attempt), ``webhook-timestamp``
 (the attempt's time, whole seconds since the epoch) and ``webhook-signature``
 (``v1,<base64 of HMAC-SHA256 of "<id>.<timestamp>.<body>">`` under the monitor's secret,
-:mod:`app.monitors.secrets`). The body is sent as stored, byte for byte. Each attempt goes
+:mod:`app.webhooks.secrets`). The body is sent as stored, byte for byte. Each attempt goes
 through the target guard and pinned dialling (:mod:`app.webhooks.send`); a 2xx delivers,
 anything else is tried again on the schedule of :mod:`app.webhooks.retry` until the window
 ends, then the delivery has failed. A webhook whose host or URL is on the opt-out list
@@ -26,12 +26,12 @@ from standardwebhooks import Webhook
 
 from app.db.tables.webhooks import DELIVERED, FAILED, PENDING
 from app.guard import Resolver
-from app.monitors.secrets import WebhookSecrets
 from app.optout import OptOutList
 from app.probe.runner import user_agent
 from app.queue.model import Job
 from app.settings import Settings
 from app.webhooks.retry import delivered, next_attempt
+from app.webhooks.secrets import WebhookSecrets
 from app.webhooks.send import Sent, post
 from app.webhooks.source import parse_job_id
 from app.webhooks.store import Attempt, DeliveryStore, Target

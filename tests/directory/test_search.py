@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from app.directory.query import InvalidSearch, parse
+from app.directory.store import Directory
 from app.history.store import SqlHistory
 from tests.directory.seed import FOOD, NOW, TRAVEL, entry, server_run, tools
 
@@ -26,7 +27,7 @@ async def seeded(history: SqlHistory) -> None:
 
 
 async def ids(history: SqlHistory, **params: str) -> list[str]:
-    page = await history.directory(parse(params))
+    page = await Directory(history.engine).search(parse(params))
     return [listing.host for listing in page.listings]
 
 
@@ -52,7 +53,7 @@ async def test_text_and_filters(history: SqlHistory) -> None:
 async def test_sorts(history: SqlHistory) -> None:
     await seeded(history)
     # by name: the registry's name, else the host
-    page = await history.directory(parse({}))
+    page = await Directory(history.engine).search(parse({}))
     assert [listing.name or listing.host for listing in page.listings] == [
         "down.example.com",
         "io.example/eat",
@@ -77,7 +78,7 @@ async def test_pages_list_every_match_once(history: SqlHistory) -> None:
         params = {"sort": sort, "limit": "5"}
         pages = 0
         while True:
-            page = await history.directory(parse(params))
+            page = await Directory(history.engine).search(parse(params))
             seen += [listing.server_id for listing in page.listings]
             pages += 1
             if page.next_cursor is None:
@@ -91,7 +92,7 @@ async def test_pages_list_every_match_once(history: SqlHistory) -> None:
 async def test_a_cursor_continues_only_its_own_search(history: SqlHistory) -> None:
     for n in range(3):
         await history.record(server_run(n, f"p{n}.example.com"))
-    page = await history.directory(parse({"limit": "1", "status": "ok"}))
+    page = await Directory(history.engine).search(parse({"limit": "1", "status": "ok"}))
     assert page.next_cursor is not None
     for params in ({"limit": "1", "status": "ok", "sort": "uptime"}, {"limit": "1", "q": "p1"},
                    {"limit": "1", "status": "ok", "cursor": page.next_cursor[:-2] + "AA"}):  # fmt: skip
@@ -99,5 +100,7 @@ async def test_a_cursor_continues_only_its_own_search(history: SqlHistory) -> No
         with pytest.raises(InvalidSearch) as refused:
             parse(given)
         assert refused.value.reason == "invalid_cursor"
-    following = await history.directory(parse({"limit": "1", "status": "ok", "cursor": page.next_cursor}))
+    following = await Directory(history.engine).search(
+        parse({"limit": "1", "status": "ok", "cursor": page.next_cursor})
+    )
     assert following.listings[0].server_id != page.listings[0].server_id

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db import migrate
 from app.db.engine import open_engine
+from app.directory.rows import refresh
 from app.history.store import SqlHistory
 from tests.servers.tcp_relay import Relay, relay
 
@@ -105,7 +106,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 async def history(database_url: str) -> AsyncIterator[SqlHistory]:
     """A store on an upgraded database of the backend."""
     await migrate.upgrade(database_url)
-    store = SqlHistory.open(database_url)
+    store = SqlHistory.open(database_url, on_record=(refresh,))  # (as the service wires it)
     try:
         yield store
     finally:

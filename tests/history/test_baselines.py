@@ -9,8 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from app.baselines.store import BaselineHeld
-from app.history.records import Baseline
+from app.baselines.store import Baseline, BaselineHeld, Baselines
 from app.history.store import SqlHistory
 from tests.history.test_changes import SERVER, WIDER
 from tests.history.test_store import T0, TOOLS, run
@@ -47,22 +46,22 @@ async def test_the_approved_baseline_names_the_newest_kept_run_that_read_it(hist
     await history.record(run(0))
     await history.record(run(1, tools=WIDER, schema_fingerprint="9" * 64))
     await history.record(run(2))  # the first list again
-    approved = await history.approve(SERVER, run(0).run_id, "host_proof")
+    approved = await Baselines(history.engine).approve(SERVER, run(0).run_id, "host_proof")
     assert approved is not None and approved.toolset.run_id == run(0).run_id
-    kept = await history.baseline(SERVER, newest_run=True)
+    kept = await Baselines(history.engine).baseline(SERVER, newest_run=True)
     assert kept is not None and kept.toolset.run_id == run(2).run_id  # the newest run that read it
     assert kept.toolset.definitions_sha256 == approved.toolset.definitions_sha256
-    plain = await history.baseline(SERVER)
+    plain = await Baselines(history.engine).baseline(SERVER)
     assert plain is not None and plain.toolset.run_id is None and plain.toolset == replace(kept.toolset, run_id=None)
     await history.prune(T0 + timedelta(hours=5))
-    gone = await history.baseline(SERVER, newest_run=True)
+    gone = await Baselines(history.engine).baseline(SERVER, newest_run=True)
     assert gone is not None and gone.toolset.run_id is None and gone.toolset.definitions == TOOLS
 
 
 async def test_an_approval_whose_confirmation_fails_is_undone(history: SqlHistory) -> None:
     await history.record(run(0))
     await history.record(run(1, tools=WIDER, schema_fingerprint="9" * 64))
-    assert await history.approve(SERVER, run(0).run_id, "payment") is not None
+    assert await Baselines(history.engine).approve(SERVER, run(0).run_id, "payment") is not None
     seen: list[Baseline] = []
 
     async def refuse(baseline: Baseline) -> None:
@@ -70,34 +69,34 @@ async def test_an_approval_whose_confirmation_fails_is_undone(history: SqlHistor
         raise Refused
 
     with pytest.raises(Refused):
-        await history.approve(SERVER, run(1).run_id, "payment", refuse)
+        await Baselines(history.engine).approve(SERVER, run(1).run_id, "payment", refuse)
     assert [(b.toolset.definitions, b.approved_by) for b in seen] == [(WIDER, "payment")]
-    kept = await history.baseline(SERVER)
+    kept = await Baselines(history.engine).baseline(SERVER)
     assert kept is not None and (kept.toolset.definitions, kept.approved_by) == (TOOLS, "payment")
 
     async def accept(baseline: Baseline) -> None:
         seen.append(baseline)
 
-    confirmed = await history.approve(SERVER, run(1).run_id, "payment", accept)
+    confirmed = await Baselines(history.engine).approve(SERVER, run(1).run_id, "payment", accept)
     assert confirmed is not None and confirmed == seen[-1]
-    kept = await history.baseline(SERVER)
+    kept = await Baselines(history.engine).baseline(SERVER)
     assert kept is not None and (kept.toolset.definitions, kept.approved_by) == (WIDER, "payment")
 
 
 async def test_only_a_host_proof_replaces_the_host_s_approval(history: SqlHistory) -> None:
     await history.record(run(0))
     await history.record(run(1, tools=WIDER, schema_fingerprint="9" * 64))
-    assert await history.approve(SERVER, run(0).run_id, "host_proof") is not None
+    assert await Baselines(history.engine).approve(SERVER, run(0).run_id, "host_proof") is not None
     confirmed: list[Baseline] = []
 
     async def settle(baseline: Baseline) -> None:
         confirmed.append(baseline)
 
     with pytest.raises(BaselineHeld):
-        await history.approve(SERVER, run(1).run_id, "payment", settle)
+        await Baselines(history.engine).approve(SERVER, run(1).run_id, "payment", settle)
     assert confirmed == []  # refused before the confirmation: nothing would be settled
-    kept = await history.baseline(SERVER)
+    kept = await Baselines(history.engine).baseline(SERVER)
     assert kept is not None and (kept.toolset.definitions, kept.approved_by) == (TOOLS, "host_proof")
-    assert await history.approve(SERVER, run(1).run_id, "host_proof") is not None
-    kept = await history.baseline(SERVER)
+    assert await Baselines(history.engine).approve(SERVER, run(1).run_id, "host_proof") is not None
+    kept = await Baselines(history.engine).baseline(SERVER)
     assert kept is not None and (kept.toolset.definitions, kept.approved_by) == (WIDER, "host_proof")

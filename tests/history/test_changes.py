@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from app.baselines.store import Baselines
 from app.history.records import server_id_of
 from app.history.store import SqlHistory
 from tests.history.test_store import T0, TOOLS, run
@@ -80,13 +81,13 @@ async def test_a_baseline_is_approved_from_a_run_of_the_server_and_replaced(hist
     await history.record(run(0))
     await history.record(run(1, tools=WIDER, schema_fingerprint="9" * 64))
     await history.record(run(2, url="https://other.example/mcp", host="other.example"))
-    assert await history.baseline(SERVER) is None
-    assert await history.approve(SERVER, run(2).run_id, "host_proof") is None  # another server's run
-    assert await history.approve(SERVER, "f" * 64, "host_proof") is None
-    approved = await history.approve(SERVER, run(0).run_id, "payment")
+    assert await Baselines(history.engine).baseline(SERVER) is None
+    assert await Baselines(history.engine).approve(SERVER, run(2).run_id, "host_proof") is None  # another server's run
+    assert await Baselines(history.engine).approve(SERVER, "f" * 64, "host_proof") is None
+    approved = await Baselines(history.engine).approve(SERVER, run(0).run_id, "payment")
     assert approved is not None and approved.toolset.definitions == TOOLS
-    again = await history.approve(SERVER, run(1).run_id, "host_proof")
-    kept = await history.baseline(SERVER)
+    again = await Baselines(history.engine).approve(SERVER, run(1).run_id, "host_proof")
+    kept = await Baselines(history.engine).baseline(SERVER)
     assert again is not None and kept is not None
     assert (kept.toolset.definitions, kept.approved_by) == (WIDER, "host_proof")
     assert kept.approved_at >= approved.approved_at
@@ -96,9 +97,9 @@ async def test_prune_keeps_the_lists_changes_and_baselines_point_to(history: Sql
     await history.record(run(0))
     await history.record(run(30, tools=WIDER))
     await history.record(run(60, tools=STRICT))
-    await history.approve(SERVER, run(0).run_id, "host_proof")
+    await Baselines(history.engine).approve(SERVER, run(0).run_id, "host_proof")
     assert await history.prune(T0 + timedelta(hours=45)) == 2
-    baseline = await history.baseline(SERVER)
+    baseline = await Baselines(history.engine).baseline(SERVER)
     assert baseline is not None and baseline.toolset.definitions == TOOLS  # its runs are gone, it stays
     found = await history.changes(SERVER)
     assert [c.run_id for c in found] == [run(60).run_id]  # the changes of pruned runs went with them
@@ -123,5 +124,5 @@ async def test_a_scheduled_run_is_found_by_its_attestation_id_too(history: SqlHi
     await history.record(stored)
     by_attestation = await history.toolset(run_id=stored.attestation_id, server_id=SERVER)
     assert by_attestation is not None and by_attestation.definitions == TOOLS
-    approved = await history.approve(SERVER, stored.attestation_id, "payment")
+    approved = await Baselines(history.engine).approve(SERVER, stored.attestation_id, "payment")
     assert approved is not None and approved.toolset.definitions == TOOLS

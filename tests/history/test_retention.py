@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from app.baselines.store import Baselines
 from app.db.tables.history import runs, server_days, toolsets
 from app.history.retention import Pruner
 from app.history.store import SqlHistory
@@ -24,14 +25,14 @@ async def test_pruning_in_batches_deletes_every_old_run_and_keeps_what_is_pointe
     lists = (None, WIDER, STRICT)
     for n in range(23):
         await history.record(run(n, tools=lists[n % 3] if n % 3 else run().tools))
-    await history.approve(SERVER, run(1).run_id, "host_proof")  # WIDER, read by runs that all go
+    await Baselines(history.engine).approve(SERVER, run(1).run_id, "host_proof")  # WIDER, read by runs that all go
     cutoff = T0 + timedelta(hours=17, minutes=30)
     assert await history.prunable(cutoff) == 18
     assert await history.prune(cutoff, batch=4) == 18  # 4 + 4 + 4 + 4 + 2
     assert await count(history, runs) == 5 and await history.prunable(cutoff) == 0
     kept = await history.changes(SERVER)
     assert [c.run_id for c in kept] == [run(n).run_id for n in range(22, 17, -1)]  # the others went with their runs
-    baseline = await history.baseline(SERVER)
+    baseline = await Baselines(history.engine).baseline(SERVER)
     assert baseline is not None and baseline.toolset.definitions == WIDER
     assert await count(history, toolsets) == 3  # each list: a kept run, a change or the baseline points to it
     assert await history.prune(cutoff, batch=4) == 0  # again: nothing more

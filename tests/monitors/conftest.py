@@ -15,12 +15,13 @@ from app.attest.keyring import KeyRing, open_keyring
 from app.checking.recorder import run_of
 from app.history.records import Run
 from app.history.store import SqlHistory
-from app.monitors.secrets import WebhookSecrets, new_token, token_digest
 from app.monitors.store import Monitor, MonitorStore, new_monitor_id
+from app.monitors.tokens import new_token, token_digest
 from app.queue.model import Job, Outcome
 from app.settings import Settings
 from app.suite.full import full_check
 from app.suite.model import CheckResult
+from app.webhooks.secrets import WebhookSecrets
 from tests.history.conftest import database_url, history, pytest_generate_tests
 from tests.servers.sdk_apps import build_app
 from tests.servers.uvicorn_thread import serve

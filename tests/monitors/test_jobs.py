@@ -13,11 +13,11 @@ from standardwebhooks import Webhook
 from app.attest.keyring import KeyRing
 from app.history.store import SqlHistory
 from app.monitors.jobs import Handler, register
-from app.monitors.secrets import WebhookSecrets, as_whsec
 from app.monitors.store import MonitorStore
 from app.queue.model import PROBE, WEBHOOK, Source
 from app.settings import Settings
 from app.suite.model import CheckResult
+from app.webhooks.secrets import WebhookSecrets, as_whsec
 from tests.monitors.conftest import make_monitor, outcome
 from tests.servers.network import FixedResolver
 from tests.webhooks.conftest import Receiver, receiver

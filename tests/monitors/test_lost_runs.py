@@ -10,8 +10,8 @@ import pytest
 
 from app.history.store import SqlHistory
 from app.monitors.alerts import Assessed
-from app.monitors.secrets import WebhookSecrets
 from app.monitors.store import MonitorStore
+from app.webhooks.secrets import WebhookSecrets
 from tests.monitors.conftest import T0, make_monitor
 
 pytestmark = pytest.mark.anyio

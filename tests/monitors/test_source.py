@@ -17,13 +17,13 @@ from app.history.records import server_id_of
 from app.history.store import SqlHistory
 from app.monitors import events
 from app.monitors.alerts import Alert
-from app.monitors.secrets import WebhookSecrets
 from app.monitors.source import MonitorSource
 from app.monitors.store import MonitorStore
 from app.probe.tls import TlsInfo
 from app.queue.model import PROBE, Job
 from app.settings import Settings
 from app.suite.model import CheckResult
+from app.webhooks.secrets import WebhookSecrets
 from tests.monitors.conftest import T0, later, make_monitor, outcome, stored_run
 
 SETTINGS = Settings(public_url="https://sonde.example.org", webhook_max_body_bytes=64 * 1024)

@@ -12,8 +12,8 @@ from sqlalchemy import select
 from app.db.tables.monitors import monitor_runs, monitors
 from app.history.store import SqlHistory
 from app.monitors.alerts import Assessed
-from app.monitors.secrets import WebhookSecrets
 from app.monitors.store import MonitorStore, PaymentSpent
+from app.webhooks.secrets import WebhookSecrets
 from tests.monitors.conftest import T0, later, make_monitor
 
 pytestmark = pytest.mark.anyio

@@ -14,6 +14,7 @@ import anyio
 import httpx2
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.baselines.store import Baselines
 from app.history.store import SqlHistory
 from tests.history.conftest import relayed_postgres
 from tests.payment.chain import PRICE, START_BALANCE, Chain, facilitator_app, pay
@@ -68,7 +69,7 @@ def test_a_payment_never_replaces_the_host_s_own_approval(
     async def by_host() -> None:
         store = SqlHistory.open(f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}")
         try:
-            await store.approve(SERVER, FIRST.run_id, "host_proof")
+            await Baselines(store.engine).approve(SERVER, FIRST.run_id, "host_proof")
         finally:
             await store.aclose()
 

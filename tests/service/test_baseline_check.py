@@ -12,6 +12,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from app.baselines.store import Baselines
 from app.history.records import server_id_of
 from app.history.store import SqlHistory
 from tests.history.conftest import relayed_postgres
@@ -125,7 +126,7 @@ def test_an_approved_baseline_is_used_when_none_is_named(service: Service, raw: 
         async def approve() -> Any:
             store = SqlHistory.open(url)
             try:
-                return await store.approve(server_id_of(raw.url("/mcp")), run_id, "host_proof")
+                return await Baselines(store.engine).approve(server_id_of(raw.url("/mcp")), run_id, "host_proof")
             finally:
                 await store.aclose()
 

@@ -20,6 +20,7 @@ from referencing.jsonschema import DRAFT202012
 from x402.schemas import PaymentRequired, PaymentRequirements, ResourceInfo, SettleResponse
 
 from app.baselines.proof import proof_document
+from app.baselines.request import BaselineRequest
 from app.checking.errors import API_REASONS
 from app.checking.flow import Served
 from app.checking.ratelimit import Decision
@@ -28,7 +29,7 @@ from app.guard.url import REFUSAL_REASONS
 from app.http.badges import cache as badge_cache
 from app.http.badges.route import CSP, ERROR_STATES, answer, json_of, svg_of
 from app.http.bodies.baseline import PROOF_HEADER, ApprovalRequest, resource
-from app.http.bodies.check import BaselineRequest, CheckRequest
+from app.http.bodies.check import CheckRequest
 from app.http.middleware.cors import EXPOSED_HEADERS
 from app.http.problems import title_of
 from app.payment import payment_required

@@ -21,12 +21,12 @@ from standardwebhooks import Webhook
 
 from app.db.tables.webhooks import webhook_attempts
 from app.history.store import SqlHistory
-from app.monitors.secrets import WebhookSecrets, as_whsec
 from app.monitors.store import Monitor, MonitorStore
 from app.queue.model import WEBHOOK
 from app.settings import Settings
 from app.webhooks import store as deliveries
 from app.webhooks.deliver import WebhookDeliverer
+from app.webhooks.secrets import WebhookSecrets, as_whsec
 from app.webhooks.source import WebhookSource
 from app.webhooks.store import DeliveryStore
 from tests.monitors.conftest import make_monitor

@@ -3,7 +3,7 @@
 - ``monitors``: one row per monitor bought. ``monitor_id`` is the public id; the monitor token
   is kept only as its SHA-256 (``token_sha256``: a 256-bit random token needs no slow hash, a
   guess is as hard as the token). The webhook secret is not stored: it is derived again when a
-  delivery is signed (:mod:`app.monitors.secrets`, from the signing key ``secret_keyid``).
+  delivery is signed (:mod:`app.webhooks.secrets`, from the signing key ``secret_keyid``).
   ``payment`` is the SHA-256 of the payment's authorization key (network, asset, payer, nonce;
   :mod:`app.payment.gate`), unique: one payment never makes two monitors, whatever races.
   ``confirmed_status`` and ``last_status`` are what the two-in-a-row rule reads

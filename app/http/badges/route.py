@@ -34,6 +34,7 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.checking.clients import rate_key
 from app.checking.errors import ApiError
 from app.checking.ratelimit import RateLimiter
 from app.checking.runner import CheckMode, TargetBusy
@@ -42,7 +43,7 @@ from app.errors import SondeError, TargetRefused
 from app.guard import ResolutionFailed, ResolverBusy, TargetUrl, check_url, resolve_target
 from app.guard.shares import LookupOwner, lookups_for
 from app.http.badges.cache import BUSY, LIMITED, REFUSED, BadgeCache, BadgeState
-from app.http.middleware.clientip import client_ip, rate_key
+from app.http.middleware.clientip import client_ip
 from app.probe import ProbeFailed, unresolved_result
 from badges import STYLES, Style, render_svg
 

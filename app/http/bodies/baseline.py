@@ -17,9 +17,10 @@ from x402.schemas import ResourceInfo
 from app import jsonsafe
 from app.attest.errors import NoSigningKey
 from app.baselines.proof import baseline_token, proof_document, proof_key, proof_url
+from app.baselines.store import Baseline
 from app.checking.errors import ApiError
 from app.checking.services import Services
-from app.history.records import Baseline, Toolset
+from app.history.records import Toolset
 from app.http.bodies.check import is_json, read_body
 from app.settings import Settings
 

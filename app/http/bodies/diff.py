@@ -28,7 +28,7 @@ from app.http.bodies.check import is_json, read_body
 
 #: Most entries of one list (the probe keeps as many: ``app.probe.tools.MAX_TOOL_ENTRIES``).
 MAX_TOOLS = 2000
-#: Longest tool name (as a check's baseline takes, :class:`app.http.bodies.check.ToolEntry`).
+#: Longest tool name (as a check's baseline takes, :class:`app.baselines.request.ToolEntry`).
 MAX_NAME = 1024
 _TEXTS = ("description", "title")
 _SCHEMAS = ("inputSchema", "outputSchema")

@@ -26,12 +26,13 @@ from pydantic import BaseModel, Field
 from starlette.requests import Request
 
 from app import jsonsafe
+from app.checking.clients import rate_key
 from app.checking.errors import ApiError
 from app.checking.services import Services
 from app.errors import TargetRefused
 from app.guard import check_url
 from app.history.records import server_id_of
-from app.http.middleware.clientip import client_ip, rate_key
+from app.http.middleware.clientip import client_ip
 from app.http.routes.attestations import envelope_of
 from app.http.routes.directory import page_json, read_page, search_of
 from app.http.routes.paths import SERVER_ID

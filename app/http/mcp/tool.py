@@ -42,14 +42,16 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__, jsonsafe
+from app.baselines.request import BaselineRequest
+from app.checking.clients import rate_key
 from app.checking.errors import ApiError, from_payment
 from app.checking.flow import run_check
 from app.checking.services import Services
 from app.errors import TargetRefused
 from app.guard import check_url
-from app.http.bodies.check import BaselineRequest, is_json, read_body
+from app.http.bodies.check import is_json, read_body
 from app.http.mcp.lookup import register_lookups
-from app.http.middleware.clientip import client_ip, rate_key
+from app.http.middleware.clientip import client_ip
 from app.http.problems import problem, problem_response
 from app.http.routes.ops import asks_free_pool
 from app.suite.model import CheckResult

@@ -22,8 +22,9 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.checking.clients import Network
 from app.checking.metrics import Metrics
-from app.http.middleware.clientip import Network, scope_client_ip
+from app.http.middleware.clientip import scope_client_ip
 from app.logs import REQUEST_ID, LineHandler
 
 logger = logging.getLogger("mcp_sonde.access")

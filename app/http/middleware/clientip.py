@@ -6,23 +6,17 @@ its left are client-supplied and may be forged). An entry is read as an address,
 or brackets as proxies write them (``1.2.3.4:5678``, ``[2001:db8::1]:443``); an entry that is
 no address at all ends the search and the peer is the client (an unparsable value never
 becomes a rate-limit key of its own). IPv6 clients are keyed by their /64, since one host
-usually holds a whole /64.
+usually holds a whole /64 (:func:`app.checking.clients.rate_key`).
 """
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Sequence
 
 from starlette.requests import Request
 from starlette.types import Scope
 
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-
-def parse_networks(items: Sequence[str]) -> tuple[Network, ...]:
-    """The trusted proxy networks from their text form."""
-    return tuple(ipaddress.ip_network(item, strict=False) for item in items)
+from app.checking.clients import Network
 
 
 def _trusted(address: str, networks: tuple[Network, ...]) -> bool:
@@ -71,16 +65,3 @@ def _address(entry: str) -> str | None:
         return str(ipaddress.ip_address(text))
     except ValueError:
         return None
-
-
-def rate_key(address: str) -> str:
-    """The key an address is limited under: itself for IPv4, its /64 for IPv6."""
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return address[:64]
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return str(ip)

@@ -22,7 +22,8 @@ from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.http.middleware.clientip import Network, is_trusted_proxy
+from app.checking.clients import Network
+from app.http.middleware.clientip import is_trusted_proxy
 from app.logs import REQUEST_ID
 
 HEADER: Final = b"x-request-id"

@@ -16,10 +16,11 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.checking.clients import rate_key
 from app.checking.errors import ApiError
 from app.directory.query import AUTH, SORTS, TRANSPORTS, Search
 from app.directory.search import Listing
-from app.http.middleware.clientip import client_ip, rate_key
+from app.http.middleware.clientip import client_ip
 from app.http.pages.explain import explain_refusal
 from app.http.pages.render import error_page, page
 from app.http.routes.directory import read_page, search_of

@@ -72,7 +72,7 @@ async def _context(services: Services, server_id: str) -> dict[str, Any]:
                 reads.start_soon(keep, "changes", history.changes(server_id, CHANGES))
                 reads.start_soon(keep, "toolset", history.toolset(server_id=server_id))
                 reads.start_soon(keep, "envelope", history.envelope(latest) if latest is not None else _none())
-                reads.start_soon(keep, "listed", history.listing(server_id))
+                reads.start_soon(keep, "listed", services.directory.listing(server_id))
     except ApiError:
         raise
     except Exception as exc:  # any driver or network fault, or the bound: the database does not answer

@@ -27,12 +27,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from app.baselines.proof import ProofRefused, proof_url, prove
+from app.baselines.store import Baseline
 from app.checking.errors import ApiError
 from app.checking.services import Services
 from app.errors import TargetRefused
 from app.guard import ResolverBusy
 from app.guard.shares import LookupOwner, lookups_for
-from app.history.records import Baseline, Toolset
+from app.history.records import Toolset
 from app.http.bodies.baseline import PROOF_HEADER, host_proof, read_baseline_request, view
 from app.http.budget import budgeted
 from app.http.routes.baseline_paid import approve_paid
@@ -108,7 +109,7 @@ async def prove_host(services: Services, url: str, token: str) -> None:
 async def _write(services: Services, server_id: str, toolset: Toolset, by: str) -> Baseline:
     assert toolset.run_id is not None
     try:
-        approved = await services.recorder.history.approve(server_id, toolset.run_id, by)
+        approved = await services.baselines.approve(server_id, toolset.run_id, by)
     except Exception as exc:  # any driver or network fault: the database does not answer
         raise unavailable(exc) from exc
     if approved is None:  # pruned since it was looked up
@@ -122,7 +123,7 @@ async def baseline(request: Request) -> Response:
     history = services.recorder.history
     try:
         server = await history.server(server_id)
-        approved = await history.baseline(server_id, newest_run=True) if server else None
+        approved = await services.baselines.baseline(server_id, newest_run=True) if server else None
     except Exception as exc:  # any driver or network fault: the database does not answer
         raise unavailable(exc) from exc
     if server is None:

@@ -27,11 +27,11 @@ from starlette.responses import Response
 from x402.http.utils import encode_payment_required_header
 from x402.schemas import SettleResponse
 
-from app.baselines.store import HOST_PROOF, BaselineHeld
+from app.baselines.store import HOST_PROOF, Baseline, BaselineHeld
 from app.checking.errors import ApiError, from_payment
 from app.checking.services import Services
 from app.errors import SondeError
-from app.history.records import Baseline, Toolset
+from app.history.records import Toolset
 from app.http.bodies.baseline import PROOF_HEADER, resource, view
 from app.http.routes.paths import unavailable
 from app.payment import Payment, PaymentGate, payment_required
@@ -108,7 +108,7 @@ async def approve_paid(
 
         assert toolset.run_id is not None
         try:
-            approved = await services.recorder.history.approve(server_id, toolset.run_id, "payment", confirm)
+            approved = await services.baselines.approve(server_id, toolset.run_id, "payment", confirm)
         except BaselineHeld as exc:  # the host approved meanwhile: nothing was settled
             raise ApiError(exc.reason, exc.message) from exc
         except SondeError:
@@ -135,7 +135,7 @@ async def _not_held(services: Services, server_id: str) -> None:
         ApiError: 409 ``baseline_held``; 503 ``history_unavailable``.
     """
     try:
-        current = await services.recorder.history.baseline(server_id)
+        current = await services.baselines.baseline(server_id)
     except Exception as exc:  # any driver or network fault: the database does not answer
         raise unavailable(exc) from exc
     if current is not None and current.approved_by == HOST_PROOF:

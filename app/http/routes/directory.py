@@ -62,7 +62,7 @@ async def read_page(services: Services, search: Search) -> Page:
     """
     try:
         with anyio.fail_after(READ_S):
-            return await services.recorder.history.directory(search, cursor_key(services.settings))
+            return await services.directory.search(search, cursor_key(services.settings))
     except Exception as exc:  # any driver or network fault, or the bound: the database does not answer
         raise unavailable(exc) from exc
 
@@ -145,7 +145,7 @@ async def summary_extras(services: Services, server_id: str) -> dict[str, Any]:
     history, base = services.recorder.history, services.settings.public_base_url
     try:
         with anyio.fail_after(READ_S):
-            found = await history.listing(server_id)
+            found = await services.directory.listing(server_id)
             changes = await history.changes(server_id, LAST_CHANGES)
     except Exception as exc:  # any driver or network fault, or the bound: the database does not answer
         raise unavailable(exc) from exc

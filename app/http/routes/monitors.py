@@ -47,10 +47,11 @@ from app.http.budget import budgeted
 from app.http.routes.ops import services_of
 from app.http.routes.paths import unavailable
 from app.monitors.pricing import block_terms
-from app.monitors.secrets import as_whsec, new_token, token_digest
 from app.monitors.store import Monitor, PaymentSpent, new_monitor_id
+from app.monitors.tokens import new_token, token_digest
 from app.optout import matches
 from app.payment import Payment, PaymentGate
+from app.webhooks.secrets import as_whsec
 
 NO_STORE = {"Cache-Control": "no-store"}
 MONITOR_ID = re.compile(r"^mon_[0-9a-f]{24}$")

@@ -129,13 +129,13 @@ async def metrics(request: Request) -> Response:
 
 async def openapi_yaml(request: Request) -> Response:
     """``GET /openapi.yaml``: the contract, with live settings."""
-    document = services_of(request).openapi
+    document = request.app.state.openapi
     return Response(yaml.safe_dump(document, sort_keys=False), media_type="application/yaml")
 
 
 async def openapi_json(request: Request) -> Response:
     """``GET /openapi.json``: the same document as JSON."""
-    return Response(json.dumps(services_of(request).openapi), media_type="application/json")
+    return Response(json.dumps(request.app.state.openapi), media_type="application/json")
 
 
 async def well_known_x402(request: Request) -> Response:

@@ -5,8 +5,8 @@ Revises: 0006
 Create Date: 2027-01-20 12:00:00.000000
 
 See :mod:`app.db.tables.directory`. The rows of servers already stored are made from their latest
-run and tool set here (:func:`app.directory.rows.rebuild` does the same later, from
-``mcp-sonde``'s code). On PostgreSQL the trigram index needs the ``pg_trgm`` extension
+run and tool set by the upgrade's data step (:data:`app.directory.rows.MIGRATION_STEPS`), after
+the newest revision is applied. On PostgreSQL the trigram index needs the ``pg_trgm`` extension
 (contrib; trusted since PostgreSQL 13, so the database's owner may create it): where it cannot
 be created the index is left out and text search scans (correct, slower).
 """
@@ -83,9 +83,6 @@ def upgrade() -> None:
         except sa.exc.DBAPIError as exc:
             savepoint.rollback()
             logger.warning("pg_trgm is not available (%s): directory text search scans", type(exc).__name__)
-    from app.directory.rows import rebuild_sync
-
-    rebuild_sync(bind)
 
 
 def downgrade() -> None:

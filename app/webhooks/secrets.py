@@ -1,27 +1,18 @@
-"""A monitor's token and its webhook secret.
+"""A monitor's webhook secret (Standard Webhooks), derived from the instance's signing keys.
 
-Policy:
-
-- The monitor token is 32 random bytes (``secrets.token_urlsafe``, 256 bits), shown once at
-  creation and kept only as its SHA-256: with that much entropy a plain hash is as hard to
-  reverse as the token is to guess, and a database leak gives no token. Tokens are compared
-  as digests with :func:`hmac.compare_digest` (constant time).
-- The webhook secret (Standard Webhooks: ``whsec_`` and the base64 of the key, at least 24
-  bytes; ours has 32) is not stored at all: it is derived with HKDF-SHA256 (RFC 5869) from the
-  raw private key of the signing key that signed at the monitor's creation, with the info
-  ``mcp-sonde webhook secret v1\\n<monitor id>`` (its own label: the secret says nothing of the
-  signing key nor of the baseline proof key, :mod:`app.baselines.proof`). The monitor keeps the
-  key id, so a key rotation does not change a monitor's secret while the old key's private
-  file is kept; an instance that no longer holds that key cannot sign the monitor's webhooks
-  (the delivery fails as ``webhook_secret_unavailable``).
+Policy: the secret (``whsec_`` and the base64 of the key, at least 24 bytes; ours has 32) is
+not stored at all: it is derived with HKDF-SHA256 (RFC 5869) from the raw private key of the
+signing key that signed at the monitor's creation, with the info
+``mcp-sonde webhook secret v1\\n<monitor id>`` (its own label: the secret says nothing of the
+signing key nor of the baseline proof key, :mod:`app.baselines.proof`). The monitor keeps the
+key id, so a key rotation does not change a monitor's secret while the old key's private file
+is kept; an instance that no longer holds that key cannot sign the monitor's webhooks (the
+delivery fails as ``webhook_secret_unavailable``).
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
-import secrets
 from datetime import datetime
 
 from cryptography.hazmat.primitives import hashes
@@ -32,21 +23,6 @@ from app.attest.keyring import KeyRing
 
 SECRET_PREFIX = "whsec_"
 _INFO = b"mcp-sonde webhook secret v1\n"
-
-
-def new_token() -> str:
-    """A fresh monitor token."""
-    return secrets.token_urlsafe(32)
-
-
-def token_digest(token: str) -> str:
-    """What is stored of a token."""
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def token_matches(token: str, digest: str) -> bool:
-    """Whether ``token`` is the one whose digest is ``digest`` (constant time)."""
-    return hmac.compare_digest(token_digest(token).encode(), digest.encode())
 
 
 def derive(signing_key: Ed25519PrivateKey, monitor_id: str) -> bytes:
