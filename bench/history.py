@@ -51,6 +51,7 @@ from typing import Any
 from starlette.requests import Request
 
 from app.canonical import canonical_bytes
+from app.checking.services import open_history
 from app.history.records import Run, server_id_of
 from app.history.store import SqlHistory
 from app.http.routes import servers as endpoints
@@ -116,7 +117,7 @@ async def bench(backend: str, prepared: Prepared, rounds: int, n: int) -> None:
     hot = sorted(hot_set)[:200]
     writes = {"typical": typical[:200], "hot": hot[: len(hot) // 2]}
     reads = {"typical": typical[200:], "hot": hot[len(hot) // 2 :]}
-    history = SqlHistory.open(prepared.url)
+    history = open_history(prepared.url)
     ids = {s: server_id_of(url_of(s)) for s in set(typical) | hot_set}
     try:
 

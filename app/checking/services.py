@@ -21,7 +21,7 @@ from app.checking.ratelimit import Decision, RateLimiter
 from app.checking.recorder import Recorder
 from app.checking.runner import CheckMode, CheckRunner
 from app.checking.tracing import TracedFacilitator, Tracing
-from app.db.engine import database_url
+from app.db.engine import POOL_SIZE, database_url
 from app.directory.rows import refresh as refresh_directory_row
 from app.directory.store import Directory
 from app.errors import SondeError
@@ -207,6 +207,13 @@ class Services:
         await self.recorder.aclose()
         await self.payments.facilitator.aclose()
         await self.store.aclose()
+
+
+def open_history(url: str, pool_size: int = POOL_SIZE) -> SqlHistory:
+    """The history store as the service keeps it: each run's transaction also keeps the server's
+    directory row current (:func:`app.directory.rows.refresh`). Whatever writes runs the service
+    reads (the workers, a seed) opens it so."""
+    return SqlHistory.open(url, pool_size, on_record=(refresh_directory_row,))
 
 
 def build_services(

@@ -15,9 +15,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.checking.services import open_history
 from app.db import migrate
 from app.db.tables.history import runs
-from app.history.store import SqlHistory
 from tests.history.test_store import count
 from tests.history.test_store import run as sample_run
 
@@ -34,7 +34,7 @@ def seed(url: str, ages_days: list[float]) -> None:
     """One run of each age (days before now)."""
 
     async def write() -> None:
-        store = SqlHistory.open(url)
+        store = open_history(url)
         now = datetime.now(UTC)
         try:
             for n, age in enumerate(ages_days):
@@ -47,7 +47,7 @@ def seed(url: str, ages_days: list[float]) -> None:
 
 def stored_runs(url: str) -> int:
     async def read() -> int:
-        store = SqlHistory.open(url)
+        store = open_history(url)
         try:
             return await count(store, runs)
         finally:

@@ -20,6 +20,7 @@ import pytest
 import redis
 
 from app.attest.keyring import keyring_of
+from app.checking.services import open_history
 from app.queue.broker import stream_broker
 from app.queue.dispatch import kick
 from app.queue.model import Job
@@ -63,10 +64,9 @@ def runs_by_id(url: str) -> Counter[str]:
     from sqlalchemy import select
 
     from app.db.tables.history import runs
-    from app.history.store import SqlHistory
 
     async def read() -> Counter[str]:
-        history = SqlHistory.open(url)
+        history = open_history(url)
         try:
             async with history.engine.connect() as db:
                 return Counter((await db.scalars(select(runs.c.run_id))).all())

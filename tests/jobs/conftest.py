@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
+from app.checking.services import open_history
 from app.db import migrate
 from app.db.tables.history import runs
-from app.history.store import SqlHistory
 from app.queue.model import PROBE, Job, Outcome
 from app.settings import Settings
 from tests.conftest import LOOPBACK
@@ -83,7 +83,7 @@ class ListSource:
 
 async def stored_runs(url: str, run_id: str | None = None) -> int:
     """How many runs the history at ``url`` holds (with ``run_id``, if given)."""
-    history = SqlHistory.open(url)
+    history = open_history(url)
     try:
         async with history.engine.connect() as db:
             query = select(func.count()).select_from(runs)

@@ -12,9 +12,8 @@ from redis.asyncio import Redis
 
 from app.attest.verify.keydoc import parse_keys
 from app.attest.verify.verifier import verify
-from app.checking.services import build_services
+from app.checking.services import build_services, open_history
 from app.checking.turns import TURN_WAIT_S
-from app.history.store import SqlHistory
 from app.jobs.context import JobContext
 from app.jobs.parts import context_for
 from app.optout.known import KnownOptOuts
@@ -110,7 +109,7 @@ async def test_a_probe_job_stores_one_signed_run_under_its_id(broker: str, datab
     assert (outcome.job, outcome.status, outcome.reason, outcome.stored) == (job, "ok", "ok", True)
     assert outcome.result is not None and outcome.result.attestation_id is not None
     assert await stored_runs(database_url, job.id) == 1 and await stored_runs(database_url) == 1
-    history = SqlHistory.open(database_url)
+    history = open_history(database_url)
     try:
         envelope = await history.envelope(outcome.result.attestation_id)
     finally:

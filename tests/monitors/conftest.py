@@ -13,6 +13,7 @@ import pytest
 
 from app.attest.keyring import KeyRing, open_keyring
 from app.checking.recorder import run_of
+from app.checking.services import open_history
 from app.history.records import Run
 from app.history.store import SqlHistory
 from app.monitors.store import Monitor, MonitorStore, new_monitor_id
@@ -96,4 +97,4 @@ def later(minutes: float) -> datetime:
 
 
 async def history_of(url: str) -> SqlHistory:
-    return SqlHistory.open(url)
+    return open_history(url)

@@ -16,9 +16,9 @@ import anyio
 import httpx2
 from sqlalchemy import select
 
+from app.checking.services import open_history
 from app.db.tables.monitors import monitors
 from app.history.records import utc
-from app.history.store import SqlHistory
 from app.monitors.source import MonitorSource
 from app.monitors.store import MonitorStore
 from app.settings import Settings
@@ -47,7 +47,7 @@ def get(base: str, path: str, token: str | None) -> httpx2.Response:
 
 def monitor_rows(data_dir: Path) -> list[Any]:
     async def read() -> list[Any]:
-        store = SqlHistory.open(f"sqlite+aiosqlite:///{data_dir / 'history.sqlite3'}")
+        store = open_history(f"sqlite+aiosqlite:///{data_dir / 'history.sqlite3'}")
         try:
             async with store.engine.connect() as db:
                 return list((await db.execute(select(monitors))).all())
@@ -162,7 +162,7 @@ def test_the_delivery_log_pages_newest_first_and_runs_become_due(
         url = f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}"
 
         async def seed() -> list[str]:
-            store = SqlHistory.open(url)
+            store = open_history(url)
             try:
                 source = MonitorSource(MonitorStore(store.engine), store, Settings())
                 [job] = await source.due(utc(row.next_due_at), 10)

@@ -15,7 +15,7 @@ import httpx2
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.baselines.store import Baselines
-from app.history.store import SqlHistory
+from app.checking.services import open_history
 from tests.history.conftest import relayed_postgres
 from tests.payment.chain import PRICE, START_BALANCE, Chain, facilitator_app, pay
 from tests.payment.conftest import PaidService
@@ -67,7 +67,7 @@ def test_a_payment_never_replaces_the_host_s_own_approval(
     seed(tmp_path, FIRST, SECOND)
 
     async def by_host() -> None:
-        store = SqlHistory.open(f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}")
+        store = open_history(f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}")
         try:
             await Baselines(store.engine).approve(SERVER, FIRST.run_id, "host_proof")
         finally:
@@ -136,7 +136,7 @@ def test_nothing_is_charged_when_the_approval_cannot_be_written(
 
 def seed_postgres(url: str) -> None:
     async def write() -> None:
-        store = SqlHistory.open(url)
+        store = open_history(url)
         try:
             await store.record(FIRST)
         finally:

@@ -22,9 +22,9 @@ import httpx2
 import pytest
 import trustme
 
+from app.checking.services import open_history
 from app.db import migrate
 from app.history.records import Run, server_id_of
-from app.history.store import SqlHistory
 from tests.history.test_changes import WIDER
 from tests.history.test_store import run as sample_run
 from tests.servers.network import PUBLIC, FixedResolver, LoopbackNat, server_context
@@ -51,7 +51,7 @@ def seed(data_dir: Path, *runs: Run) -> None:
     async def write() -> None:
         database = f"sqlite+aiosqlite:///{data_dir / 'history.sqlite3'}"
         await migrate.upgrade(database)
-        store = SqlHistory.open(database)
+        store = open_history(database)
         try:
             for each in runs:
                 await store.record(each)

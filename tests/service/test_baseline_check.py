@@ -13,8 +13,8 @@ import httpx2
 import pytest
 
 from app.baselines.store import Baselines
+from app.checking.services import open_history
 from app.history.records import server_id_of
-from app.history.store import SqlHistory
 from tests.history.conftest import relayed_postgres
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
@@ -95,7 +95,7 @@ def test_a_stored_run_and_a_fingerprint_are_baselines(service: Service, raw: Raw
         run_id, fingerprint = first.json()["attestation_id"], first.json()["schema_fingerprint"]
 
         async def kept() -> bool:
-            store = SqlHistory.open(url)
+            store = open_history(url)
             try:
                 return await store.toolset(run_id=run_id) is not None
             finally:
@@ -124,7 +124,7 @@ def test_an_approved_baseline_is_used_when_none_is_named(service: Service, raw: 
         run_id = first.json()["attestation_id"]
 
         async def approve() -> Any:
-            store = SqlHistory.open(url)
+            store = open_history(url)
             try:
                 return await Baselines(store.engine).approve(server_id_of(raw.url("/mcp")), run_id, "host_proof")
             finally:

@@ -15,9 +15,9 @@ from typing import Any
 import httpx2
 import pytest
 
+from app.checking.services import open_history
 from app.db import migrate
 from app.history.records import server_id_of
-from app.history.store import SqlHistory
 from app.http.routes.changes import format_time, parse_time
 from tests.history.test_store import T0
 from tests.history.test_store import run as sample_run
@@ -41,7 +41,7 @@ def seed(data_dir: Path, lists: list[tuple[dict[str, Any], ...] | None]) -> None
     async def write() -> None:
         database = f"sqlite+aiosqlite:///{data_dir / 'history.sqlite3'}"
         await migrate.upgrade(database)
-        store = SqlHistory.open(database)
+        store = open_history(database)
         try:
             for n, tools in enumerate(lists):
                 printed = hashlib.sha256(json.dumps(tools).encode()).hexdigest() if tools else None

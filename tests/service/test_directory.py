@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx2
 
+from app.checking.services import open_history
 from app.db import migrate
 from app.history.records import server_id_of
-from app.history.store import SqlHistory
 from tests.directory.seed import FOOD, TRAVEL, entry, server_run, tools
 from tests.history.conftest import database_url, pytest_generate_tests
 from tests.servers.raw import RawServer
@@ -26,7 +26,7 @@ __all__ = ["database_url", "pytest_generate_tests"]
 def seed(url: str) -> None:
     async def write() -> None:
         await migrate.upgrade(url)
-        store = SqlHistory.open(url)
+        store = open_history(url)
         try:
             await store.record(server_run(3, "fly.example.com", tools=TRAVEL))
             await store.record(server_run(2, "fly.example.com", tools=TRAVEL + tools("rent_car")))

@@ -14,9 +14,9 @@ from typing import Any
 import httpx2
 from sqlalchemy import select
 
+from app.checking.services import open_history
 from app.db.tables.history import runs, servers, toolsets
 from app.history.records import server_id_of
-from app.history.store import SqlHistory
 from tests.history.conftest import relayed_postgres
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
@@ -31,7 +31,7 @@ def check(base: str, body: dict[str, Any]) -> httpx2.Response:
 
 def stored(url: str) -> list[Any]:
     async def read() -> list[Any]:
-        store = SqlHistory.open(url)
+        store = open_history(url)
         try:
             async with store.engine.connect() as db:
                 query = select(runs.c.run_id, runs.c.status, servers.c.url, toolsets.c.tool_count, runs.c.envelope)

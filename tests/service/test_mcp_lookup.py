@@ -15,9 +15,9 @@ import jsonschema
 import pytest
 from mcp import Client
 
+from app.checking.services import open_history
 from app.db import migrate
 from app.history.records import server_id_of
-from app.history.store import SqlHistory
 from tests.directory.seed import TRAVEL, entry, server_run, tools
 from tests.servers.raw import RawServer
 from tests.service.conftest import Service
@@ -32,7 +32,7 @@ def seed(data_dir: Path) -> str:
     async def write() -> str:
         url = f"sqlite+aiosqlite:///{data_dir / 'history.sqlite3'}"
         await migrate.upgrade(url)
-        store = SqlHistory.open(url)
+        store = open_history(url)
         try:
             await store.record(server_run(2, "fly.example.com", tools=TRAVEL))
             latest = server_run(1, "fly.example.com", tools=TRAVEL + tools("rent_car"))

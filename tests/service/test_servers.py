@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx2
 
+from app.checking.services import open_history
 from app.db import migrate
 from app.history.records import server_id_of
-from app.history.store import SqlHistory
 from tests.history.test_store import run as sample_run
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
@@ -34,7 +34,7 @@ def seed(data_dir: Path, url: str, states: list[str]) -> None:
     async def write() -> None:
         database = f"sqlite+aiosqlite:///{data_dir / 'history.sqlite3'}"
         await migrate.upgrade(database)
-        store = SqlHistory.open(database)
+        store = open_history(database)
         today = datetime.now(UTC).replace(hour=0, minute=30, second=0, microsecond=0)
         try:
             for back, status in enumerate(reversed(states)):
@@ -135,7 +135,7 @@ def test_a_scheduled_runs_server_names_its_attestation_not_its_job_id(service: S
     async def write() -> None:
         database = f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}"
         await migrate.upgrade(database)
-        store = SqlHistory.open(database)
+        store = open_history(database)
         try:
             assert await store.record(job_run)
         finally:

@@ -13,6 +13,7 @@ import pytest
 from alembic import command
 from sqlalchemy import Connection, select, update
 
+from app.checking.services import open_history
 from app.db import migrate
 from app.db.engine import open_engine
 from app.db.tables.history import runs, servers
@@ -110,7 +111,7 @@ async def test_a_claim_held_by_another_process_is_respected(history: SqlHistory)
 
 async def test_the_migration_fills_the_newest_runs_facts(database_url: str) -> None:
     await migrate.upgrade(database_url)
-    store = SqlHistory.open(database_url)
+    store = open_history(database_url)
     try:
         await store.record(run("a.test", T0 - timedelta(days=1), era="modern", version="2026-07-28", tools=("add",)))
         await store.record(run("a.test", T0, era="legacy", version="2025-06-18", tools=("add", "echo")))

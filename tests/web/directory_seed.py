@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
+from app.checking.services import open_history
 from app.db import migrate
-from app.history.store import SqlHistory
 from tests.directory.seed import FOOD, TRAVEL, entry, server_run, tools
 from tests.web import hostile
 
@@ -19,7 +19,7 @@ def seed_directory(database: str, extra: int = 0) -> None:
 
     async def write() -> None:
         await migrate.upgrade(database)
-        store = SqlHistory.open(database)
+        store = open_history(database)
         try:
             await store.record(server_run(1, "fly.example.com", tools=TRAVEL, protocol_version="2025-11-25"))
             await entry(store, "io.example/fly", "fly.example.com", title="Fly Finder", description=HOSTILE_DESCRIPTION)

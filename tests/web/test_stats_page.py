@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx2
 
-from app.history.store import SqlHistory
+from app.checking.services import open_history
 from app.stats.figures import figures
 from tests.stats.runs import run
 from tests.web.conftest import Site, SiteFactory
@@ -26,7 +26,7 @@ def store(site: Site) -> None:
     now = datetime.now(UTC)
 
     async def record() -> None:
-        history = SqlHistory.open(site.database)
+        history = open_history(site.database)
         try:
             for item in (
                 run("a.test", now - timedelta(hours=2), era="legacy", version=HOSTILE[:64], tools=("add", "echo")),
