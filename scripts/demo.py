@@ -41,7 +41,7 @@ from tests.servers.node import server_everything
 from tests.servers.ports import free_port
 from tests.servers.sdk_apps import build_app
 from tests.servers.uvicorn_thread import serve
-from tests.service.test_mcp_tool import call
+from tests.http.mcp.test_tool import call
 
 FREE = {"X-Free-Pool": "1"}
 

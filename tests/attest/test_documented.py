@@ -17,7 +17,7 @@ from app.attest.verify.keydoc import parse_keys
 from app.attest.verify.verifier import verify
 from app.probe.reasons import Status
 from app.suite.catalogue import State, catalogue
-from tests.service.test_openapi_document import DOCUMENT
+from tests.http.test_openapi import DOCUMENT
 
 EXAMPLES = {name: example["value"] for name, example in DOCUMENT["components"]["examples"].items()}
 RESULTS = sorted(name for name in EXAMPLES if name.startswith("CheckResult"))

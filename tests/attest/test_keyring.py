@@ -36,9 +36,9 @@ from app.attest.verify.verifier import verify
 from app.cli import main
 from app.settings import Settings
 from tests.attest import forge
+from tests.conftest import Service, reason_of
 from tests.servers.raw import RawServer, Request
 from tests.servers.raw_mcp import MiniMcp
-from tests.service.conftest import Service, reason_of
 
 ROOT = Path(__file__).resolve().parents[2]
 FREE = {"X-Free-Pool": "1"}

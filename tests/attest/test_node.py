@@ -53,9 +53,9 @@ from app.textruns import has_long_mark_run
 from tests.attest import forge
 from tests.attest.test_keys import unknown_algorithm
 from tests.attest.verifiers import ID_MISMATCH, REASONS, STANDALONE, measured, node, node_cli, python_cli
-from tests.checks.test_canonical import NFC_DIFFERS, VECTOR_NAMES, VECTORS
+from tests.conftest import Service
 from tests.servers.node import MODULES, require
-from tests.service.conftest import Service
+from tests.test_canonical import NFC_DIFFERS, VECTOR_NAMES, VECTORS
 
 NODE_SCRIPTS = Path(__file__).resolve().parent / "node"
 CANONICALIZE = MODULES / "canonicalize" / "package.json"

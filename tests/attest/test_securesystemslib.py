@@ -32,7 +32,7 @@ from app.attest.verify.verifier import verify
 from app.canonical import canonical_bytes
 from app.cli import main
 from tests.attest import forge
-from tests.service.conftest import Service
+from tests.conftest import Service
 
 FREE = {"X-Free-Pool": "1"}
 IN_TOTO = "application/vnd.in-toto+json"

@@ -20,10 +20,10 @@ from app.attest.verify.reasons import VerificationFailed
 from app.attest.verify.verifier import verify
 from app.guard import ResolutionFailed
 from app.guard.addresses import IPAddress
+from tests.conftest import Service, reason_of
+from tests.http.mcp.test_tool import call
 from tests.servers.raw import RawServer, Request
 from tests.servers.raw_mcp import MiniMcp
-from tests.service.conftest import Service, reason_of
-from tests.service.test_mcp_tool import call
 
 FREE = {"X-Free-Pool": "1"}
 CANARY = "Bearer canary-5b1e9d7c3a2f4e60"

@@ -30,8 +30,8 @@ from app.canonical import canonical_bytes
 from app.cli import main
 from app.net import fetch
 from tests.attest import forge
+from tests.conftest import Service
 from tests.servers.raw import RawServer, Request, send, send_json
-from tests.service.conftest import Service
 
 FREE = {"X-Free-Pool": "1"}
 OBSERVED = datetime(2026, 12, 1, 16, 17, 27, 247000, tzinfo=UTC)  # the sample statement's observed_at

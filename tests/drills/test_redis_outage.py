@@ -11,10 +11,10 @@ from urllib.parse import quote
 import httpx2
 import pytest
 
+from tests.conftest import Service
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
 from tests.servers.redis_server import OwnRedis
-from tests.service.conftest import Service
 
 
 def test_no_5xx_while_redis_is_down_and_recovery(

@@ -26,6 +26,7 @@ from x402.schemas import SettleResponse
 
 from app.payment.identifier import MAX_ANSWER_TTL_S, Answer, Claim, Identifiers, answer_ttl
 from app.store import MemoryStore, key
+from tests.conftest import reason_of
 from tests.payment.chain import PRICE, START_BALANCE, Chain, decode, encode, facilitator_app, pay
 from tests.payment.conftest import PaidService
 from tests.payment.test_paid_check import paid_post, probes_of, settled_transfers
@@ -34,7 +35,6 @@ from tests.servers.raw import Request as RawRequest
 from tests.servers.raw_mcp import MiniMcp
 from tests.servers.redis_server import shared_redis_url
 from tests.servers.uvicorn_thread import serve
-from tests.service.conftest import reason_of
 
 ID = "pay_7d5d747be160e280504c099d984bcfe0"
 

@@ -9,12 +9,12 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.http.mcp.test_tool import call, tool_reason
 from tests.payment.chain import PRICE, START_BALANCE, Chain, decode, pay
 from tests.payment.conftest import PaidService
 from tests.payment.test_paid_check import paid_post, payment_for, probes_of, settled_transfers
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
-from tests.service.test_mcp_tool import call, tool_reason
 
 
 @pytest.fixture

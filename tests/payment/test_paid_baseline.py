@@ -16,13 +16,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.baselines.store import Baselines
 from app.checking.services import open_history
+from tests.conftest import reason_of
 from tests.history.conftest import relayed_postgres
+from tests.http.routes.test_baseline import FIRST, SECOND, SERVER, seed
 from tests.payment.chain import PRICE, START_BALANCE, Chain, facilitator_app, pay
 from tests.payment.conftest import PaidService
 from tests.servers.tcp_relay import Relay
 from tests.servers.uvicorn_thread import serve
-from tests.service.conftest import reason_of
-from tests.service.test_baseline import FIRST, SECOND, SERVER, seed
 
 
 def put(base: str, body: dict[str, Any] | None, signature: str | None = None) -> httpx2.Response:

@@ -14,11 +14,11 @@ import pytest
 
 from app.attest.verify.keydoc import parse_keys
 from app.attest.verify.verifier import verify
+from tests.conftest import Service, reason_of
 from tests.payment.chain import PRICE, START_BALANCE, Chain, decode, encode, malleate, pay, with_authorization
 from tests.payment.conftest import PaidService
 from tests.servers.raw import RawServer, Request
 from tests.servers.raw_mcp import MiniMcp
-from tests.service.conftest import Service, reason_of
 
 
 def payment_for(base: str, chain: Chain, url: dict[str, str], account: Any = None) -> str:
@@ -375,7 +375,7 @@ def test_without_pay_to_paid_checks_are_off(service: Service, sdk_base: str) -> 
 def test_payment_outcomes_are_counted(
     paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str]
 ) -> None:
-    from tests.service.test_metrics import value
+    from tests.checking.test_metrics import value
 
     with paid_service() as base:
         signature = payment_for(base, chain, target)
@@ -412,7 +412,7 @@ def test_a_verified_payment_not_used_is_counted_released(
 ) -> None:
     """A paid check whose own lookup gives no definitive answer is served but not charged."""
     from app.guard import IPAddress, ResolutionFailed
-    from tests.service.test_metrics import value
+    from tests.checking.test_metrics import value
 
     class TimesOut:
         async def resolve(self, host: str, port: int) -> list[IPAddress]:

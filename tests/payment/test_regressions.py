@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.guard import IPAddress, ResolutionFailed
+from tests.conftest import reason_of
 from tests.payment.chain import PRICE, START_BALANCE, Chain, decode, encode, facilitator_app
 from tests.payment.conftest import PaidService
 from tests.payment.test_paid_check import paid_post, payment_for, probes_of, settled_transfers
@@ -23,7 +24,6 @@ from tests.servers.raw import RawServer
 from tests.servers.raw import Request as RawRequest
 from tests.servers.raw_mcp import MiniMcp
 from tests.servers.uvicorn_thread import serve
-from tests.service.conftest import reason_of
 
 
 @pytest.fixture
