@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from app.probe.reasons import REASONS, STATUSES, Status
     from app.probe.result import ProbeResult, ServerInfo, SessionInfo, Timings, ToolsInfo
-    from app.probe.runner import ProbeFailed, client_info, probe, unresolved_result, user_agent
+    from app.probe.runner import ProbeFailed, client_info, probe, unresolved_result
 
 _WHERE = {
     "REASONS": "reasons",
@@ -28,7 +28,6 @@ _WHERE = {
     "client_info": "runner",
     "probe": "runner",
     "unresolved_result": "runner",
-    "user_agent": "runner",
 }
 
 __all__ = [
@@ -44,7 +43,6 @@ __all__ = [
     "client_info",
     "probe",
     "unresolved_result",
-    "user_agent",
 ]
 
 

@@ -36,6 +36,7 @@ from app.guard import (
     check_url,
     resolve_target,
 )
+from app.net.agent import CLIENT_NAME, user_agent
 from app.net.pace import Pace, PaceRefused
 from app.net.transport import PinnedBackend, build_transport
 from app.probe.classify import Verdict
@@ -52,8 +53,6 @@ if TYPE_CHECKING:  # imported where used: the CLI's first packet does not wait f
     from app.probe.tls import TlsInfo
 
 logger = logging.getLogger("mcp_sonde.probe")
-
-CLIENT_NAME = "mcp-sonde"
 
 
 class ProbeFailed(SondeError):
@@ -75,13 +74,6 @@ def unresolved_result(url: TargetUrl, failure: ResolutionFailed, *, light: bool 
 def client_info() -> dict[str, str]:
     """The MCP ``clientInfo`` the probe sends (``Implementation``: name and version)."""
     return {"name": CLIENT_NAME, "version": __version__}
-
-
-def user_agent(settings: Settings) -> str:
-    """``mcp-sonde/<version> (+<public url>/probe)`` on a service with a ``public_url`` (the page
-    that explains our probes and how to opt out), else ``mcp-sonde/<version> (+<info url>)``."""
-    page = f"{settings.public_base_url}/probe" if settings.public_url else settings.info_url
-    return f"{CLIENT_NAME}/{__version__} (+{page})"
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.db.tables.registry import registry_sync
 from app.errors import SondeError
 from app.guard import Resolver
-from app.probe.runner import user_agent
+from app.net.agent import user_agent
 from app.queue.model import REGISTRY_SYNC, Job, Outcome, Source
 from app.registry.client import PageClient
 from app.registry.sync import SyncLimits, SyncReport, ensure_state, registry_key, run_sync

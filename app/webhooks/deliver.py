@@ -26,8 +26,8 @@ from standardwebhooks import Webhook
 
 from app.db.tables.webhooks import DELIVERED, FAILED, PENDING
 from app.guard import Resolver
+from app.net.agent import user_agent
 from app.optout import OptOutList
-from app.probe.runner import user_agent
 from app.queue.model import Job
 from app.settings import Settings
 from app.webhooks.retry import delivered, next_attempt

@@ -1,1 +1,1 @@
-"""TODO."""
+"""The tables, one module per capability, all on one metadata (:mod:`app.db.tables.history`)."""

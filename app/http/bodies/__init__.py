@@ -1,1 +1,1 @@
-"""TODO."""
+"""Request bodies read strictly: small, in time, JSON of exactly the fields a route takes."""

@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from app.http.pages.render import page
 from app.http.routes.ops import services_of
-from app.probe.runner import user_agent
+from app.net.agent import user_agent
 from app.settings import Settings
 
 

@@ -39,7 +39,7 @@ from app.http.budget import budgeted
 from app.http.routes.baseline_paid import approve_paid
 from app.http.routes.ops import services_of
 from app.http.routes.paths import CACHE, server_id_in_path, unavailable
-from app.probe.runner import user_agent
+from app.net.agent import user_agent
 
 
 def _asks_proof(request: Request) -> bool:

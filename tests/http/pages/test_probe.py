@@ -8,7 +8,7 @@ import httpx2
 from app import __version__
 from app.http.pages.probe import context_of
 from app.http.pages.render import render
-from app.probe.runner import user_agent
+from app.net.agent import user_agent
 from app.settings import Settings
 from tests.http.pages.conftest import SiteFactory
 from tests.http.pages.markup import parse
