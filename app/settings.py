@@ -139,10 +139,6 @@ class Settings(BaseSettings):
         description="Seconds the schema comparisons of one POST /v1/mcp/diff may take (the tools left are unknown, "
         "list_too_large), and most it waits for a comparison slot (then 503).",
     )  # fmt: skip
-    diff_concurrency: int = Field(
-        default=2, ge=1, le=64, description="Comparisons of POST /v1/mcp/diff running at once per process."
-    )
-    free_pool_header: str = Field(default="X-Free-Pool", description="Header that asks for a free-pool check.")
     free_pool_size: int = Field(default=1000, ge=0, description="Free checks per UTC day, all clients together.")
     free_pool_origins: list[str] = Field(
         default_factory=list,
@@ -233,12 +229,6 @@ class Settings(BaseSettings):
     history_retention_days: int = Field(
         default=90, ge=1, le=3650, description="Days a stored run is kept (tool sets: as long as a run points to them)."
     )
-    history_prune_interval_s: float = Field(
-        default=3600.0, ge=1, le=7 * 86_400, description="How often the service prunes old runs, seconds."
-    )
-    history_prune_delay_s: float = Field(
-        default=60.0, ge=0, le=86_400, description="Wait after the start before the service's first prune, seconds."
-    )
     stats_max_age_s: float = Field(
         default=300.0, ge=1, le=86_400,
         description="Age of the published statistics past which a read starts their recomputation, seconds.",
@@ -265,9 +255,6 @@ class Settings(BaseSettings):
     scheduler_tick_s: float = Field(
         default=5.0, gt=0, le=300, description="How often the scheduler asks every source for due jobs, seconds."
     )
-    scheduler_batch: int = Field(
-        default=500, ge=1, le=100_000, description="Most jobs the scheduler takes from one source per tick."
-    )
     scheduler_max_backlog: int = Field(
         default=5000, ge=1, le=10_000_000,
         description="Jobs enqueued and not yet done past which the scheduler takes no more from its sources.",
@@ -286,10 +273,6 @@ class Settings(BaseSettings):
     job_turn_wait_s: float = Field(
         default=30.0, gt=0, le=600,
         description="How long a probe job waits for its host's turn before it is put back on the queue, seconds.",
-    )  # fmt: skip
-    job_done_ttl_s: float = Field(
-        default=7 * 86_400, ge=60, le=400 * 86_400,
-        description="How long a finished job's id is remembered, so a redelivered job is not run again, seconds.",
     )  # fmt: skip
     job_history_wait_s: float = Field(
         default=20.0, ge=0, le=600,
@@ -359,9 +342,6 @@ class Settings(BaseSettings):
         default=604_800.0, ge=3600, le=90 * 86_400,
         description="Longest wait between sweep probes of an endpoint that keeps failing, seconds.",
     )  # fmt: skip
-    sweep_jitter: float = Field(
-        default=0.1, ge=0, le=0.5, description="Spread of sweep due times, as a fraction of the interval (+/-)."
-    )
     admin_token: SecretStr | None = Field(
         default=None,
         min_length=16,
@@ -379,24 +359,9 @@ class Settings(BaseSettings):
         description="A monitor run handed out whose outcome is not heard within this long (its job was lost) is "
         "marked lost and given back to the monitor's block, seconds; keep it above a job's longest life.",
     )  # fmt: skip
-    monitor_certificate_days: int = Field(
-        default=14, ge=1, le=365, description="A monitor alerts once per certificate expiring within these days."
-    )
     webhook_timeout_s: float = Field(
         default=10.0, gt=0, le=60, description="Budget of one webhook delivery attempt (lookup to answer), seconds."
     )
-    webhook_max_body_bytes: int = Field(
-        default=64 * 1024, ge=1024, le=1_048_576,
-        description="Largest webhook body, bytes (a tool-list diff past it is left out and linked instead).",
-    )  # fmt: skip
-    webhook_response_max_bytes: int = Field(
-        default=4096, ge=0, le=65_536, description="Most bytes of a receiver's answer read (never stored), bytes."
-    )
-    webhook_retry_delays_s: list[float] = Field(
-        default_factory=lambda: [5.0, 300.0, 1800.0, 7200.0, 18_000.0, 36_000.0],
-        min_length=1, max_length=32,
-        description="Waits before each retry of a failed webhook delivery (the last repeats), seconds.",
-    )  # fmt: skip
     webhook_retry_window_s: float = Field(
         default=86_400.0, gt=0, le=7 * 86_400,
         description="A webhook delivery is retried until this long after its first attempt, then failed, seconds.",

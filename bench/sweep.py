@@ -195,7 +195,7 @@ def drill(endpoints: int = 10_000, hosts: int = 50, hold_s: float = 2.5, worker_
                 "MCP_SONDE_JOB_PARTS": json.dumps(["bench.sweep_names:register"]),
                 "MCP_SONDE_HOST_CONCURRENCY": str(HOST_CONCURRENCY),
                 "MCP_SONDE_HOST_START_INTERVAL_S": str(HOST_START_INTERVAL_S),
-                "MCP_SONDE_SCHEDULER_TICK_S": "1", "MCP_SONDE_SCHEDULER_BATCH": "500",
+                "MCP_SONDE_SCHEDULER_TICK_S": "1",
                 "MCP_SONDE_JOB_TURN_WAIT_S": "30", "MCP_SONDE_PROBE_TIMEOUT_S": "15",
                 "MCP_SONDE_JOB_REDELIVERY_IDLE_S": "120", "MCP_SONDE_LOG_FORMAT": "plain",
             }  # fmt: skip

@@ -14,6 +14,8 @@ from datetime import UTC, datetime, timedelta
 from app.store import Store, key
 
 _TTL_S = 2 * 86_400
+#: The request header that asks for a free-pool check (``1``), on HTTP and on ``/mcp``.
+HEADER = "X-Free-Pool"
 
 
 @dataclass(frozen=True, slots=True)

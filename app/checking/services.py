@@ -15,6 +15,7 @@ from app.attest.store import AttestationStore
 from app.baselines.store import Baselines
 from app.checking.clients import Network, parse_networks
 from app.checking.errors import ApiError, payment_errors
+from app.checking.freepool import HEADER as FREE_POOL_HEADER
 from app.checking.freepool import Draw, FreePool, seconds_to_utc_midnight
 from app.checking.metrics import Metrics
 from app.checking.ratelimit import Decision, RateLimiter
@@ -43,6 +44,9 @@ from app.webhooks.store import DeliveryStore
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
+
+#: Comparisons of ``POST /v1/mcp/diff`` running at once per process (each holds a thread).
+DIFF_SLOTS = 2
 
 
 @dataclass
@@ -172,13 +176,13 @@ class Services:
             if not self.payments.enabled:
                 message = (
                     f"paid checks are not configured on this instance (no payTo, so accepts is empty); "
-                    f"send {self.settings.free_pool_header}: 1 to draw on the free pool"
+                    f"send {FREE_POOL_HEADER}: 1 to draw on the free pool"
                 )
                 raise self.payments.required("payment_required", message)
             raise self.payments.required(
                 "payment_required",
                 f"this check costs USD {self.settings.price_usd} (x402: PAYMENT-SIGNATURE); or send "
-                f"{self.settings.free_pool_header}: 1 to draw on the free pool",
+                f"{FREE_POOL_HEADER}: 1 to draw on the free pool",
             )
 
     async def settle(self, payment: Payment, answer: bytes, gate: PaymentGate | None = None) -> SettleResponse:
@@ -256,12 +260,10 @@ def build_services(
         attestor=Attestor(ring),
         attestations=AttestationStore(store, settings.attestation_ttl_s),
         recorder=Recorder(history, metrics),
-        diff_slots=anyio.CapacityLimiter(settings.diff_concurrency),
+        diff_slots=anyio.CapacityLimiter(DIFF_SLOTS),
         pruner=Pruner(
             history,
             settings.history_retention_days,
-            delay_s=settings.history_prune_delay_s,
-            interval_s=settings.history_prune_interval_s,
         ),
         optouts=OptOutList(history.engine),
         monitors=MonitorStore(history.engine, settings.monitor_run_lost_s),

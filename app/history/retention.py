@@ -10,9 +10,9 @@ Policy:
   day go, then the tool sets nothing points to any more: no run, no change (as its old list), no
   baseline and no server's latest state. A prune cut off half-way keeps the batches it did; the
   next one goes on from there.
-- :class:`Pruner` is the service's job: the first prune ``delay_s`` after the start (plus a
+- :class:`Pruner` is the service's job: the first prune ``delay_s`` (a minute) after the start (plus a
   random part of up to as much again, at most a minute, so replicas started together do not
-  prune together), then one every ``interval_s``; each within :data:`PRUNE_TIMEOUT_S`. A prune
+  prune together), then one every ``interval_s`` (an hour); each within :data:`PRUNE_TIMEOUT_S`. A prune
   that fails (the database does not answer) or runs out of time is logged and tried again at the
   next turn; the job never stops the service, and stops with it.
 - Replicas prune without a lock between them: deleting what is already gone deletes nothing, so
@@ -41,6 +41,10 @@ logger = logging.getLogger("mcp_sonde.history")
 PRUNE_BATCH = 2_000
 #: Most one prune of the service's job may take before it is cut off, seconds.
 PRUNE_TIMEOUT_S = 300.0
+#: Wait after the start before the first prune (plus up to as much again, at most a minute), seconds.
+PRUNE_DELAY_S = 60.0
+#: Wait between two prunes, seconds.
+PRUNE_INTERVAL_S = 3600.0
 
 
 async def prune(engine: AsyncEngine, before: datetime, batch: int = PRUNE_BATCH) -> int:
@@ -94,8 +98,8 @@ class Pruner:
     Args:
         history: the store.
         days: the retention, days.
-        delay_s: before the first prune, seconds.
-        interval_s: between prunes, seconds.
+        delay_s: before the first prune, seconds (default :data:`PRUNE_DELAY_S`).
+        interval_s: between prunes, seconds (default :data:`PRUNE_INTERVAL_S`).
         timeout_s: most one prune may take, seconds.
         clock: the current time (tests move it).
     """
@@ -105,15 +109,15 @@ class Pruner:
         history: Prunable,
         days: int,
         *,
-        delay_s: float,
-        interval_s: float,
+        delay_s: float | None = None,
+        interval_s: float | None = None,
         timeout_s: float = PRUNE_TIMEOUT_S,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.history = history
         self.days = days
-        self.delay_s = delay_s
-        self.interval_s = interval_s
+        self.delay_s = PRUNE_DELAY_S if delay_s is None else delay_s
+        self.interval_s = PRUNE_INTERVAL_S if interval_s is None else interval_s
         self.timeout_s = timeout_s
         self.clock = clock
         self._task: asyncio.Task[None] | None = None

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from app import __version__
+from app.checking.freepool import HEADER as FREE_POOL_HEADER
 from app.payment.requirements import CHECK_PATH, payment_requirements
 from app.settings import Settings
 
@@ -47,7 +48,7 @@ def load_document(settings: Settings) -> dict[str, Any]:
     info = live.setdefault("info", {})
     info["version"] = __version__
     info["x-free-pool"] = {
-        "header": settings.free_pool_header,
+        "header": FREE_POOL_HEADER,
         "checks_per_day": settings.free_pool_size,
         "checks_per_client_per_day": settings.free_pool_per_ip,
         "day": "UTC",
@@ -66,7 +67,7 @@ def load_document(settings: Settings) -> dict[str, Any]:
         }
     parameters = live.get("components", {}).get("parameters", {})
     if "FreePool" in parameters:
-        parameters["FreePool"]["name"] = settings.free_pool_header
+        parameters["FreePool"]["name"] = FREE_POOL_HEADER
         parameters["FreePool"]["description"] = (
             f"Set to 1 to draw this check from the daily free pool: {settings.free_pool_size} checks per UTC day "
             f"in all, at most {settings.free_pool_per_ip} per client."

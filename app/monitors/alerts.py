@@ -13,7 +13,7 @@ Policy:
   tool list at this run (:mod:`app.history.changes`): its verdict (``breaking``, ``unknown``,
   ``compatible``; docs/drift.md), the fingerprints before and after, and the diff.
 - **Certificate expiring** (``monitor.certificate_expiring``): the endpoint's TLS certificate
-  expires within ``monitor_certificate_days`` (14 by default): once per certificate (its
+  expires within :data:`CERTIFICATE_DAYS` (14): once per certificate (its
   ``not_after``), not at every run; a renewed certificate that expires soon again alerts again.
 - **Exhausted** (``monitor.exhausted``): the block's last run finished; once.
 """
@@ -34,6 +34,8 @@ EXHAUSTED = "monitor.exhausted"
 EVENTS = (STATUS_CHANGED, TOOLS_CHANGED, CERTIFICATE_EXPIRING, EXHAUSTED)
 #: Outcome statuses that say nothing of the endpoint.
 NOT_A_STATUS = frozenset({"skipped"})
+#: A certificate expiring within this many days raises its alert (once per certificate).
+CERTIFICATE_DAYS = 14
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ Standard Webhooks spec recommends), ``data`` holding the monitor's id, the endpo
 (:mod:`app.monitors.alerts`). Whatever the server said (tool names and descriptions in a
 diff, a reason) is a JSON string value and nothing else; ``<``, ``>`` and ``&`` are written
 as ``\\u003c``, ``\\u003e`` and ``\\u0026`` (the same JSON value), so no receiver that pastes a
-body into a page ever finds markup in it. A body is at most ``webhook_max_body_bytes``: a
+body into a page ever finds markup in it. A body is at most :data:`MAX_BODY_BYTES`: a
 diff that does not fit is left out (``diff_omitted: true``) and linked instead (``changes_url``,
 the server's change log). No secret, token or webhook URL is ever in a body.
 """
@@ -21,6 +21,8 @@ from app.guard.url import without_query
 from app.history.records import server_id_of
 from app.monitors.alerts import Alert, moment
 
+#: Largest webhook body, bytes (a tool-list diff past it is left out and linked instead).
+MAX_BODY_BYTES = 64 * 1024
 _UNMARKED = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 
 

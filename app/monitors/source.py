@@ -17,7 +17,8 @@ from datetime import UTC, datetime
 from app.history.records import Change, server_id_of
 from app.history.store import History
 from app.monitors import events
-from app.monitors.alerts import Alert, Assessed, Watch, assess
+from app.monitors.alerts import CERTIFICATE_DAYS, Alert, Assessed, Watch, assess
+from app.monitors.events import MAX_BODY_BYTES
 from app.monitors.store import Monitor, MonitorStore
 from app.queue.model import PROBE, Job, Outcome
 from app.settings import Settings
@@ -37,7 +38,7 @@ class MonitorSource:
     Args:
         store: the monitors.
         history: where the probe job stored its run (read for the run's tool-list change).
-        settings: ``monitor_certificate_days``, ``webhook_max_body_bytes``, the public URL.
+        settings: the public URL.
         clock: now (tests pass their own).
     """
 
@@ -82,10 +83,10 @@ class MonitorSource:
 
         def decide(monitor: Monitor, watch: Watch) -> Assessed:
             return assess(watch, status=outcome.status, reason=outcome.reason, change=change, not_after=not_after,
-                          now=now, certificate_days=settings.monitor_certificate_days)  # fmt: skip
+                          now=now, certificate_days=CERTIFICATE_DAYS)  # fmt: skip
 
         def body_of(monitor: Monitor, alert: Alert, run_id: str | None) -> bytes:
-            public, cap = settings.public_base_url, settings.webhook_max_body_bytes
+            public, cap = settings.public_base_url, MAX_BODY_BYTES
             return events.body(alert, monitor_id=monitor.monitor_id, url=monitor.url, run_id=run_id, at=now,
                                public_url=public, max_bytes=cap)  # fmt: skip
 

@@ -1,7 +1,7 @@
 """The one task of the queue: a job, as JSON, dispatched by its kind to the registered handler.
 
 Idempotency: a job whose handler returned is marked done in the store (``job-done`` key,
-``job_done_ttl_s``), and a delivery of a job marked done is acknowledged without running it
+:data:`DONE_TTL_S`, a week), and a delivery of a job marked done is acknowledged without running it
 again. A probe job is stored once anyway (its id is the run id, and the history refuses a
 second run with it), so a delivery that races the first one's marker costs a probe, never a
 second run. A handler that raises :class:`Requeued` has put the job back on the queue (its
@@ -28,6 +28,8 @@ from app.store import key
 logger = logging.getLogger("mcp_sonde.jobs")
 #: The task's name on the queue.
 TASK_NAME = "mcp_sonde.run_job"
+#: How long a finished job's id is remembered (a redelivery within it is not run again), seconds.
+DONE_TTL_S = 7 * 86_400
 
 
 class Requeued(SondeError):
@@ -95,7 +97,7 @@ class Dispatcher:
             logger.error("job %s (%s) failed: %s", parsed.id, parsed.kind, type(exc).__name__)
             metrics.job(parsed.kind, "failed")
             return
-        await store.set(done_key(parsed.id), b"1", self.ctx.settings.job_done_ttl_s)
+        await store.set(done_key(parsed.id), b"1", DONE_TTL_S)
         metrics.job(parsed.kind, "done")
 
 

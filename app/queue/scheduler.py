@@ -7,7 +7,7 @@ that lost it stops enqueueing at once; a standby tries to take it as often and b
 within about 1.3 lifetimes of the active one's death (20 s with the default 15 s).
 
 Each tick (``scheduler_tick_s``) asks every source for ``due(now, limit)``: ``limit`` is at
-most ``scheduler_batch`` and what the queue has room for (``scheduler_max_backlog`` minus the
+most :data:`BATCH` and what the queue has room for (``scheduler_max_backlog`` minus the
 jobs enqueued and not yet done), so a slow fleet of workers holds the sources back instead of
 piling work up. A job id is enqueued once: sources claim what they hand out, and the
 scheduler also takes a short-lived ``job-enqueued`` marker per id in the store before it puts
@@ -30,6 +30,9 @@ from app.queue.metrics import JobMetrics
 from app.queue.model import Job
 from app.settings import Settings
 from app.store import Store, key
+
+#: Most jobs taken from one source per tick (one tick of a large sweep fills the queue in a few ticks).
+BATCH = 500
 
 logger = logging.getLogger("mcp_sonde.jobs")
 #: How long a job id's ``job-enqueued`` marker lasts, seconds.
@@ -97,7 +100,7 @@ class Scheduler:
             logger.warning("the job queue's backlog is unknown (%s): no new jobs this tick", type(exc).__name__)
             return self.enqueued - before
         for source in self.registry.sources:
-            limit = min(self.settings.scheduler_batch, room - (self.enqueued - before))
+            limit = min(BATCH, room - (self.enqueued - before))
             if limit <= 0 or not self.active:
                 break
             try:

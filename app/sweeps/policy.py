@@ -2,7 +2,7 @@
 less often while it keeps failing, down to once a week.
 
 The policy (:class:`SweepPolicy`, from the settings ``sweep_interval_s`` = 24 h,
-``sweep_min_interval_s`` = 6 h, ``sweep_max_interval_s`` = 7 days, ``sweep_jitter`` = 0.1):
+``sweep_min_interval_s`` = 6 h, ``sweep_max_interval_s`` = 7 days, a jitter of 0.1):
 
 - A new endpoint's first probe is spread over the first interval by a hash of its
   ``server_id`` (:func:`first_due`): 62,000 endpoints imported at once come due at about 43 a
@@ -45,8 +45,7 @@ class SweepPolicy:
     @classmethod
     def of(cls, settings: Settings) -> SweepPolicy:
         """The policy the settings give."""
-        return cls(settings.sweep_interval_s, settings.sweep_min_interval_s, settings.sweep_max_interval_s,
-                   settings.sweep_jitter)  # fmt: skip
+        return cls(settings.sweep_interval_s, settings.sweep_min_interval_s, settings.sweep_max_interval_s)
 
 
 def _unit(key: str) -> float:

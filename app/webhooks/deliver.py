@@ -30,11 +30,14 @@ from app.net.agent import user_agent
 from app.optout import OptOutList
 from app.queue.model import Job
 from app.settings import Settings
-from app.webhooks.retry import delivered, next_attempt
+from app.webhooks.retry import RETRY_DELAYS_S, delivered, next_attempt
 from app.webhooks.secrets import WebhookSecrets
 from app.webhooks.send import Sent, post
 from app.webhooks.source import parse_job_id
 from app.webhooks.store import Attempt, DeliveryStore, Target
+
+#: Most bytes of a receiver's answer read (never stored).
+RESPONSE_MAX_BYTES = 4096
 
 logger = logging.getLogger("mcp_sonde.webhooks")
 
@@ -100,9 +103,7 @@ class WebhookDeliverer:
         elif sent.reason in ("webhook_secret_unavailable", "opted_out"):
             state, following = FAILED, None
         else:
-            following = next_attempt(
-                first, at, attempt, settings.webhook_retry_delays_s, settings.webhook_retry_window_s
-            )
+            following = next_attempt(first, at, attempt, RETRY_DELAYS_S, settings.webhook_retry_window_s)
             state = PENDING if following is not None else FAILED
         logged = Attempt(attempt, at, sent.status, sent.reason, round(duration_ms, 3))
         if await self.store.record(delivery_id, logged, state=state, next_attempt_at=following):
@@ -125,6 +126,6 @@ class WebhookDeliverer:
         headers["user-agent"] = user_agent(settings)
         return await post(
             target.webhook_url, target.body, headers, resolver=self.resolver, allow_private=settings.allow_private,
-            timeout_s=settings.webhook_timeout_s, read_bytes=settings.webhook_response_max_bytes,
+            timeout_s=settings.webhook_timeout_s, read_bytes=RESPONSE_MAX_BYTES,
             ca_bundle=settings.ca_bundle, network_backend=self.network_backend,
         )  # fmt: skip

@@ -11,13 +11,22 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 
+from app.history import retention
 from app.http import create_app
 from app.settings import Settings
 from tests.checking.test_recorder import stored, wait_for
 from tests.history.test_store import run as sample_run
 from tests.http.routes.test_changes import seed
 from tests.servers.uvicorn_thread import serve
+
+
+@pytest.fixture(autouse=True)
+def prompt_prunes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first prune at once, then one a second (an hour and a minute in the service)."""
+    monkeypatch.setattr(retention, "PRUNE_DELAY_S", 0.0)
+    monkeypatch.setattr(retention, "PRUNE_INTERVAL_S", 1.0)
 
 
 @contextmanager
@@ -32,7 +41,7 @@ def test_the_service_prunes_what_is_past_the_retention(tmp_path: Path) -> None:
     database = f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}"
     age = (datetime.now(UTC) - sample_run(0).observed_at).days
     assert len(stored(database)) == 3 and age >= 2
-    settings = {"data_dir": tmp_path, "history_prune_delay_s": 0.0, "history_prune_interval_s": 1.0}
+    settings = {"data_dir": tmp_path}
     with running(**settings, history_retention_days=age + 1) as (base, app):
         job = app.state.services.pruner
         assert wait_for(lambda: job.outcomes["done"] >= 1)
@@ -49,7 +58,7 @@ def test_a_history_database_that_is_down_leaves_the_service_answering() -> None:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
     down = f"postgresql+asyncpg://postgres@127.0.0.1:{port}/none"
-    with running(database_url=down, history_prune_delay_s=0.0, history_prune_interval_s=1.0) as (base, app):
+    with running(database_url=down) as (base, app):
         job = app.state.services.pruner
         assert wait_for(lambda: job.outcomes["failed"] >= 2, within_s=15)  # the first, and the next turn
         health = httpx2.get(f"{base}/healthz", timeout=10)

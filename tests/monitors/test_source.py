@@ -26,7 +26,7 @@ from app.suite.model import CheckResult
 from app.webhooks.secrets import WebhookSecrets
 from tests.monitors.conftest import T0, later, make_monitor, outcome, stored_run
 
-SETTINGS = Settings(public_url="https://sonde.example.org", webhook_max_body_bytes=64 * 1024)
+SETTINGS = Settings(public_url="https://sonde.example.org")
 
 
 async def delivered_events(history: SqlHistory) -> list[tuple[str, dict[str, Any]]]:

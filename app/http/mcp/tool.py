@@ -46,6 +46,7 @@ from app.baselines.request import BaselineRequest
 from app.checking.clients import rate_key
 from app.checking.errors import ApiError, from_payment
 from app.checking.flow import run_check
+from app.checking.freepool import HEADER as FREE_POOL_HEADER
 from app.checking.services import Services
 from app.errors import TargetRefused
 from app.guard import check_url
@@ -166,7 +167,7 @@ def build_mcp_server(services: Services) -> MCPServer:
     with _process_logging_untouched():
         server: MCPServer = MCPServer("mcp-sonde", version=__version__)
     description = CHECK_DESCRIPTION.format(
-        price=settings.price_usd, header=settings.free_pool_header, timeout=int(settings.probe_timeout_s)
+        price=settings.price_usd, header=FREE_POOL_HEADER, timeout=int(settings.probe_timeout_s)
     )
 
     @server.tool(
@@ -203,7 +204,7 @@ def build_mcp_server(services: Services) -> MCPServer:
                 baseline=_baseline(baseline),
             )
         except ApiError as exc:
-            return tool_error(for_tool(exc, settings.price_usd, settings.free_pool_header), settings.public_base_url)
+            return tool_error(for_tool(exc, settings.price_usd, FREE_POOL_HEADER), settings.public_base_url)
         result = CallToolResult(
             content=[TextContent(type="text", text=served.payload.decode())],
             structured_content=jsonsafe.loads(served.payload),

@@ -26,6 +26,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 from starlette.types import ASGIApp
 
+from app.checking.freepool import HEADER as FREE_POOL_HEADER
 from app.settings import Settings
 
 #: Response headers browsers may read (x402 clients in a page need the payment headers).
@@ -92,7 +93,7 @@ class Cors(CORSMiddleware):
             "expose_headers": EXPOSED_HEADERS,
             "max_age": 600,
         }
-        super().__init__(app, allow_headers=[*_HEADERS, settings.free_pool_header], **options)  # type: ignore[arg-type]
+        super().__init__(app, allow_headers=[*_HEADERS, FREE_POOL_HEADER], **options)  # type: ignore[arg-type]
         self._without_free_pool = CORSMiddleware(app, allow_headers=_HEADERS, **options)  # type: ignore[arg-type]
         self._origins = free_pool_origins(settings)
 

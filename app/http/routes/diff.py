@@ -6,14 +6,14 @@ apart from the check route's) before the body is read. The body is capped
 (``diff_max_body_bytes``) and checked (:mod:`app.http.bodies.diff`).
 
 Parsing, checking and comparing run on a worker thread, never on the event loop, at most
-``diff_concurrency`` at once per process; a request that waits ``diff_timeout_s`` for a turn is
-``503 diff_busy`` (``Retry-After``). The comparison is :func:`app.drift.diff_tools`, bounded per
-schema (:mod:`app.drift.limits`) and in total: the costliest body within the caps (1 MiB of
-tools whose schemas each exhaust their step budget) would take about 27 s of CPU, so its schema
-comparisons stop after ``diff_timeout_s`` and the tools left whose schemas differ are
-``unknown`` with ``list_too_large`` (still a 200 answer); the rest of the work is linear in the
-body (a full body takes a quarter of a second to parse and check). Real lists of 2,000 tools,
-every schema changed, take about a second.
+:data:`app.checking.services.DIFF_SLOTS` at once per process; a request that waits
+``diff_timeout_s`` for a turn is ``503 diff_busy`` (``Retry-After``). The comparison is
+:func:`app.drift.diff_tools`, bounded per schema (:mod:`app.drift.limits`) and in total: the
+costliest body within the caps (1 MiB of tools whose schemas each exhaust their step budget)
+would take about 27 s of CPU, so its schema comparisons stop after ``diff_timeout_s`` and the
+tools left whose schemas differ are ``unknown`` with ``list_too_large`` (still a 200 answer);
+the rest of the work is linear in the body (a full body takes a quarter of a second to parse and
+check). Real lists of 2,000 tools, every schema changed, take about a second.
 
 The answer also carries the schema and toolset fingerprints of both lists
 (``docs/fingerprints.md``; ``null`` for a list with no canonical form). Every answer, errors

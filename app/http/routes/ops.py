@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from app.checking.errors import ApiError
 from app.checking.flow import run_check
+from app.checking.freepool import HEADER as FREE_POOL_HEADER
 from app.checking.metrics import bearer_matches
 from app.checking.services import Services
 from app.http.bodies.check import read_check_request
@@ -64,7 +65,7 @@ def asks_free_pool(headers: Mapping[str, str], settings: Settings) -> bool:
         ApiError: 403 ``free_pool_origin_refused`` when a browser page on an origin that may
             not draw asks (:mod:`app.http.middleware.cors`).
     """
-    if headers.get(settings.free_pool_header, "").strip() != "1":
+    if headers.get(FREE_POOL_HEADER, "").strip() != "1":
         return False
     if not origin_may_draw(headers, settings):
         raise ApiError("free_pool_origin_refused", "pages on this origin may not draw on the free pool")
