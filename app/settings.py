@@ -45,170 +45,384 @@ class PaymentNetwork(BaseModel):
 class Settings(BaseSettings):
     """Runtime settings for the probe and the service.
 
-    Attributes are documented by their ``Field`` descriptions; the README lists them all.
+    Every setting is documented by its ``Field`` description: what it does, who changes it and
+    why. ``docs/settings.md`` is generated from them (``scripts/docs``; a test holds the two equal).
     """
 
     model_config = SettingsConfigDict(env_prefix="MCP_SONDE_", extra="ignore", frozen=True)
 
+    # --- the probe ---------------------------------------------------------------------------
     allow_private: bool = Field(
         default=False,
-        description="Development switch: allow http, loopback/private addresses, IP literals and any port. "
-        "For local servers and tests only; never enable on a public deployment.",
+        description=(
+            "Development switch: http, loopback and private addresses, IP literals and any port may be probed. "
+            "For a developer checking local servers and for tests; never on a public deployment (it turns the "
+            "service into a proxy into its own network)."
+        ),
     )
     info_url: str = Field(
         default="https://github.com/mcp-sonde/mcp-sonde",
-        description="URL put in the probe's User-Agent so server operators can find out who is calling "
-        "(with public_url set: <public_url>/probe, the page on our probes and how to opt out).",
+        description=(
+            "URL in the probes' User-Agent when public_url is unset (with public_url: <public_url>/probe, the "
+            "page on our probes and how to opt out). An operator who sweeps without a public page sets it to a "
+            "page that names them."
+        ),
     )
-    probe_timeout_s: float = Field(default=15.0, gt=0, le=120, description="Budget for one whole probe.")
-    light_probe_timeout_s: float = Field(default=5.0, gt=0, le=60, description="Budget for one light (badge) probe.")
-    dns_timeout_s: float = Field(default=3.0, gt=0, le=30, description="Budget for resolving the target host.")
-    connect_timeout_s: float = Field(default=5.0, gt=0, le=30, description="Budget for one TCP+TLS connect.")
+    probe_timeout_s: float = Field(
+        default=15.0,
+        gt=0,
+        le=120,
+        description=(
+            "Budget of one whole probe, seconds. An operator raises it for a fleet of slow servers, or lowers it "
+            "to bound a paid check's wait."
+        ),
+    )
+    light_probe_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=60,
+        description=(
+            "Budget of one light probe (a badge's), seconds. Kept short so a README badge never waits long; raise"
+            " it only if slow servers' badges show unreachable."
+        ),
+    )
+    dns_timeout_s: float = Field(
+        default=3.0,
+        gt=0,
+        le=30,
+        description="Budget of resolving the target host, seconds. An operator whose resolver is slow raises it.",
+    )
+    connect_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=30,
+        description="Budget of one TCP and TLS connect, seconds. Raise it for far-away targets on a slow network.",
+    )
     step_timeout_s: float = Field(
         default=15.0,
         gt=0,
         le=120,
-        description="Most one HTTP exchange (headers and body) may take; every exchange may otherwise use what "
-        "is left of the whole probe's budget (real servers take 10 s and more to answer initialize).",
+        description=(
+            "Most one HTTP exchange (headers and body) may take, seconds; otherwise an exchange may use what is "
+            "left of the probe's budget. Real servers take 10 s and more to answer initialize: lower it only to "
+            "fail such servers sooner."
+        ),
     )
     refusal_timeout_s: float = Field(
-        default=5.0, gt=0, le=60, description="Budget for the refusal call (tools/call of a made-up tool name)."
+        default=5.0,
+        gt=0,
+        le=60,
+        description=(
+            "Budget of the refusal call (tools/call of a made-up tool name), seconds. Raise it if servers that "
+            "answer slowly fail the refusal check."
+        ),
     )
-    session_end_timeout_s: float = Field(default=2.0, gt=0, le=10, description="Budget for the closing DELETE.")
+    session_end_timeout_s: float = Field(
+        default=2.0,
+        gt=0,
+        le=10,
+        description=(
+            "Budget of the closing DELETE of a legacy session, seconds. Rarely changed: a probe's result never "
+            "waits on it for long."
+        ),
+    )
     reply_cap_bytes: int = Field(
-        default=256 * 1024, ge=1024, le=16 * 1024 * 1024, description="Largest decoded reply body read, in bytes."
+        default=256 * 1024,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description=(
+            "Largest decoded reply body read, bytes. Raise it for servers that list very large tool sets in one "
+            "page; it bounds each probe's memory."
+        ),
     )
-    tools_max_pages: int = Field(default=5, ge=1, le=50, description="Most tools/list pages followed per probe.")
+    tools_max_pages: int = Field(
+        default=5,
+        ge=1,
+        le=50,
+        description=(
+            "Most tools/list pages followed per probe. Raise it for servers that page a long tool list in small pages."
+        ),
+    )
     # --- the service -------------------------------------------------------------------------
-    host: str = Field(default="127.0.0.1", description="Address `mcp-sonde serve` listens on.")
-    port: int = Field(default=8000, ge=0, le=65535, description="Port `mcp-sonde serve` listens on.")
-    workers: int = Field(default=1, ge=1, le=64, description="uvicorn worker processes (more than 1 needs Redis).")
+    host: str = Field(
+        default="127.0.0.1",
+        description=(
+            "Address `mcp-sonde serve` listens on. Set to 0.0.0.0 (or a private address) behind a proxy or in a "
+            "container."
+        ),
+    )
+    port: int = Field(
+        default=8000,
+        ge=0,
+        le=65535,
+        description="Port `mcp-sonde serve` listens on. Set per instance when several run on one machine.",
+    )
+    workers: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description=(
+            "Worker processes of `serve` (uvicorn). More than 1 needs Redis (the limits and the free pool are "
+            "shared state); each process costs its own memory."
+        ),
+    )
     public_url: str | None = Field(
         default=None,
-        description="Public base URL of this service (links, the OpenAPI server, the x402 resource); "
-        "default http://<host>:<port>.",
+        description=(
+            "Public base URL of this service, used in links, the OpenAPI server, the x402 resource and the "
+            "probes' User-Agent (<public_url>/probe). Every public deployment sets it; unset = "
+            "http://<host>:<port>."
+        ),
     )
-    price_usd: str = Field(default="0.005", description="Price of one check in USD (paid in USDC).")
+    price_usd: str = Field(
+        default="0.005", description="Price of one check in USD (paid in USDC). The operator's price."
+    )
     redis_url: str | None = Field(
         default=None,
         validation_alias=AliasChoices("MCP_SONDE_REDIS_URL", "REDIS_URL"),
-        description="Redis URL (shared cache, limits and locks); unset = the embedded in-process store.",
+        description=(
+            "Redis URL for everything shared between instances: limits, the free pool, payment locks, single "
+            "flight, host slots, caches and the job queue. Every deployment of more than one process sets it; "
+            "unset = the embedded in-process store."
+        ),
     )
     memory_store_max_bytes: int = Field(
         default=64 * 1024 * 1024,
         ge=1024 * 1024,
-        description="Bound of the embedded in-process store (and of the fallback during a Redis outage), bytes.",
+        description=(
+            "Bound of the embedded in-process store, bytes. A single-process deployment with many badges raises it."
+        ),
     )
     redis_timeout_s: float = Field(
-        default=0.25, gt=0, le=10, description="Redis connect and read timeout; past it the in-process fallback serves."
+        default=0.25,
+        gt=0,
+        le=10,
+        description="Redis connect and read timeout, seconds. Raise it where Redis is across a slow network.",
     )
     redis_namespace: str = Field(
-        default="", max_length=64, description="Prefix before every Redis key, for deployments sharing one Redis."
+        default="",
+        max_length=64,
+        description="Prefix before every Redis key. Set when several deployments share one Redis.",
     )
-    max_body_bytes: int = Field(default=8192, ge=256, le=1_048_576, description="Largest request body, bytes.")
+    max_body_bytes: int = Field(
+        default=8192,
+        ge=256,
+        le=1_048_576,
+        description="Largest request body, bytes. Rarely changed: a check request fits in far less.",
+    )
     baseline_max_bytes: int = Field(
         default=1_048_576,
         ge=0,
         le=8_388_608,
-        description="Largest check request body whose baseline lists tool definitions, bytes.",
+        description=(
+            "Largest check request body whose baseline lists tool definitions, bytes. Raise it for servers with "
+            "very large tool lists compared in the body."
+        ),
     )
-    body_timeout_s: float = Field(default=10.0, gt=0, le=120, description="Time a request body may take, seconds.")
+    body_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=120,
+        description="Time a request body may take to arrive, seconds. Lower it to shed slow clients sooner.",
+    )
     limit_concurrency: int = Field(
-        default=1024, ge=1, description="Open connections per process before `serve` answers 503 (uvicorn)."
+        default=1024,
+        ge=1,
+        description=(
+            "Open connections per process before `serve` answers 503 (uvicorn). Size it to the memory of the machine."
+        ),
     )
     rate_limit: str = Field(
-        default="60/minute", description="Requests per client IP to the check route (`limits` syntax)."
+        default="60/minute",
+        description=(
+            "Requests per client to the check route (`limits` syntax, e.g. 60/minute). The operator's fairness policy."
+        ),
     )
     diff_rate_limit: str = Field(
-        default="30/minute", description="Requests per client IP to POST /v1/mcp/diff (`limits` syntax)."
+        default="30/minute",
+        description="Requests per client to POST /v1/mcp/diff (`limits` syntax). The operator's fairness policy.",
     )
     lookup_rate_limit: str = Field(
         default="120/minute",
-        description="Requests per client IP to GET /v1/servers and the /mcp lookup tools (`limits` syntax).",
+        description=(
+            "Requests per client to GET /v1/servers and the /mcp lookup tools (`limits` syntax). The operator's "
+            "fairness policy."
+        ),
     )
     directory_cursor_key: SecretStr | None = Field(
         default=None,
         min_length=16,
-        description="Key of the directory's page cursors (HMAC-SHA256); unset = a built-in key (no authority).",
+        description=(
+            "Key of the directory's page cursors (HMAC-SHA256). Every instance behind one proxy must share it so "
+            "a cursor from one is accepted by another; unset = a built-in key (cursors carry no authority)."
+        ),
     )
     diff_max_body_bytes: int = Field(
-        default=1_048_576, ge=1024, le=16 * 1_048_576, description="Largest body of POST /v1/mcp/diff, bytes."
+        default=1_048_576,
+        ge=1024,
+        le=16 * 1_048_576,
+        description="Largest body of POST /v1/mcp/diff, bytes. Raise it to compare very large tool lists.",
     )
     diff_timeout_s: float = Field(
         default=2.0, gt=0, le=60,
-        description="Seconds the schema comparisons of one POST /v1/mcp/diff may take (the tools left are unknown, "
-        "list_too_large), and most it waits for a comparison slot (then 503).",
+        description=(
+        "Seconds the schema comparisons of one POST /v1/mcp/diff may take (the tools left are unknown, "
+        "list_too_large), and most it waits for a comparison slot (then 503). Raise it on a machine with CPU "
+        "to spare."
+    ),
     )  # fmt: skip
-    free_pool_size: int = Field(default=1000, ge=0, description="Free checks per UTC day, all clients together.")
+    free_pool_size: int = Field(
+        default=1000,
+        ge=0,
+        description="Free checks per UTC day, all clients together. The operator's free offer; 0 turns the free "
+        "pool off.",
+    )
     free_pool_origins: list[str] = Field(
         default_factory=list,
-        description="Browser origins (scheme://host[:port]) whose pages may draw on the free pool; "
-        "this service's own origin always may.",
+        description=(
+            "Browser origins (scheme://host[:port]) whose pages may draw on the free pool. An operator who embeds"
+            " the free check in another site lists it; this service's own origin always may."
+        ),
     )
     free_pool_per_ip: int = Field(
         default=20,
         ge=0,
-        description=f"Free checks per client IP per UTC day ({DEVELOPMENT_FREE_POOL_PER_IP} by default when "
-        "allow_private is on).",
+        description=(
+            f"Free checks per client per UTC day ({DEVELOPMENT_FREE_POOL_PER_IP} by default when allow_private is "
+            f"on). The operator's fairness policy."
+        ),
     )
-    host_concurrency: int = Field(default=2, ge=1, le=100, description="Probes running at once per target host.")
+    host_concurrency: int = Field(
+        default=2,
+        ge=1,
+        le=100,
+        description=(
+            "Probes running at once per target host, across every instance. Politeness toward the servers we "
+            "check: raise it only for hosts that agreed."
+        ),
+    )
     host_client_concurrency: int = Field(
-        default=1, ge=1, le=100, description="Probes of one target host that one client may have running at once."
+        default=1,
+        ge=1,
+        le=100,
+        description=(
+            "Probes of one target host that one client may have running at once. Politeness and fairness: rarely "
+            "changed."
+        ),
     )
     host_start_interval_s: float = Field(
-        default=1.0, ge=0, le=60, description="Least time between two probe starts per target host, seconds."
+        default=1.0,
+        ge=0,
+        le=60,
+        description=(
+            "Least time between two probe starts per target host, seconds. Politeness toward the servers we check."
+        ),
     )
     queue_budget_s: float = Field(
-        default=10.0, gt=0, le=60, description="How long a check may wait for its host's turn before 429, seconds."
+        default=10.0,
+        gt=0,
+        le=60,
+        description=(
+            "How long a check may wait for its host's turn before 429 target_busy, seconds. Raise it to queue "
+            "rather than refuse on popular hosts."
+        ),
     )
     trusted_proxies: list[str] = Field(
         default_factory=list,
-        description="Peers (IPs or CIDRs) whose X-Forwarded-For is believed; empty = use the socket peer.",
+        description=(
+            "Peers (IPs or CIDRs) whose X-Forwarded-For is believed, as a JSON list. A deployment behind a proxy "
+            "lists it, and only it; empty = the socket peer is the client."
+        ),
     )
-    openapi_path: str | None = Field(default=None, description="Path of openapi.yaml (default: the packaged one).")
+    openapi_path: str | None = Field(
+        default=None,
+        description=(
+            "Path of the openapi.yaml served. For an operator who serves an edited copy of the contract; unset = "
+            "the packaged one."
+        ),
+    )
     # --- operations ----------------------------------------------------------------------------
     log_format: Literal["json", "plain"] = Field(
-        default="json", description="Service logs: one JSON object per line, or plain lines for a terminal."
+        default="json",
+        description="Service logs: json (one object per line, for a log pipeline) or plain (for a terminal).",
     )
     metrics_port: int | None = Field(
         default=None,
         ge=1,
         le=65535,
-        description="Serve /metrics on this port (same host) and not on the main port; unset = on the main port.",
+        description=(
+            "Serve /metrics on this port only (same host) and not on the main port. Set it to keep metrics off "
+            "the public port; unset = on the main port."
+        ),
     )
     metrics_token: SecretStr | None = Field(
         default=None,
         min_length=1,
-        description="When set, /metrics needs `Authorization: Bearer <token>` (401 otherwise).",
+        description=(
+            "When set, /metrics needs `Authorization: Bearer <token>` (401 otherwise). Set it where /metrics is "
+            "reachable from outside."
+        ),
     )
     otel_enabled: bool = Field(
         default=False,
-        description="Export OpenTelemetry traces of checks (needs the `otel` extra and an exporter; OTEL_* env).",
+        description=(
+            "Export OpenTelemetry traces of checks (needs the `otel` extra and an exporter, configured with the "
+            "OTEL_* variables). For operators with a tracing backend."
+        ),
     )
     # --- badges ------------------------------------------------------------------------------
-    badge_ttl_s: int = Field(default=86_400, ge=10, le=7 * 86_400, description="How long a badge's probe is fresh.")
-    badge_rate_limit: str = Field(default="30/minute", description="Badge probes (cache misses) per client IP.")
-    badge_global_limit: str = Field(default="600/minute", description="Badge probes (cache misses) in all.")
+    badge_ttl_s: int = Field(
+        default=86_400,
+        ge=10,
+        le=7 * 86_400,
+        description=(
+            "How long a badge's probe is fresh, seconds. Lower it for fresher badges at the cost of more probes "
+            "of every server."
+        ),
+    )
+    badge_rate_limit: str = Field(
+        default="30/minute",
+        description="Badge probes (cache misses) per client (`limits` syntax). The operator's fairness policy.",
+    )
+    badge_global_limit: str = Field(
+        default="600/minute",
+        description="Badge probes (cache misses) in all (`limits` syntax). Bounds the probes that badge views can "
+        "cause.",
+    )
 
     # --- signed results (in-toto statements in DSSE envelopes) -------------------------------
     data_dir: Path = Field(
         default_factory=default_data_dir,
-        description="Directory of the embedded defaults' files: the key document and generated signing keys.",
+        description=(
+            "Directory of the embedded defaults' files: the key document, generated signing keys and the SQLite "
+            "history. Set it to a persistent volume in a container."
+        ),
     )
     keys_file: Path | None = Field(
         default=None,
-        description="The key document (published at /.well-known/mcp-sonde-keys.json); "
-        "default <data_dir>/keys/keys.json.",
+        description=(
+            "The key document (published at /.well-known/mcp-sonde-keys.json). Instances that sign with one key "
+            "share it; default <data_dir>/keys/keys.json."
+        ),
     )
     signing_key: SecretStr | None = Field(
         default=None,
-        description="Ed25519 private key (PKCS#8 PEM) that signs results; unset = signing_key_file, "
-        "else the newest key of the data directory (one is generated on first start).",
+        description=(
+            "Ed25519 private key (PKCS#8 PEM) that signs results, for deployments that keep secrets in the "
+            "environment; unset = signing_key_file, else the newest key of the data directory (one is made on "
+            "first start)."
+        ),
     )
-    signing_key_file: Path | None = Field(default=None, description="Path of the PEM signing key (see signing_key).")
+    signing_key_file: Path | None = Field(
+        default=None,
+        description="Path of the PEM signing key (see signing_key), for deployments that mount secrets as files.",
+    )
     attestation_ttl_s: int = Field(
         default=30 * 86_400, ge=60, le=400 * 86_400,
-        description="How long GET /v1/attestations/{id} keeps a signed result (embedded store: within its bound).",
+        description=(
+        "How long GET /v1/attestations/{id} keeps a signed result, seconds (the embedded store: within its "
+        "bound). The operator's retention policy."
+    ),
     )  # fmt: skip
 
     @property
@@ -219,109 +433,188 @@ class Settings(BaseSettings):
     # --- history -----------------------------------------------------------------------------
     database_url: SecretStr | None = Field(
         default=None,
-        description="History database (postgresql+asyncpg://...); unset = SQLite in the data directory.",
+        description=(
+            "History database (postgresql+asyncpg://...). Every deployment of more than one process sets it; "
+            "unset = SQLite in the data directory."
+        ),
     )
     database_pool_size: int = Field(
         default=5, ge=1, le=200,
-        description="PostgreSQL connections one process keeps (as many again are lent at busy times); a worker "
-        "running many jobs at once wants more (each job holds one only while it reads or writes).",
+        description=(
+        "PostgreSQL connections one process keeps (as many again are lent at busy times). A worker running "
+        "many jobs at once wants more; size the total to the server's max_connections."
+    ),
     )  # fmt: skip
     history_retention_days: int = Field(
-        default=90, ge=1, le=3650, description="Days a stored run is kept (tool sets: as long as a run points to them)."
+        default=90,
+        ge=1,
+        le=3650,
+        description=(
+            "Days a stored run is kept (tool sets: as long as a run points to them). The operator's retention policy."
+        ),
     )
     stats_max_age_s: float = Field(
         default=300.0, ge=1, le=86_400,
-        description="Age of the published statistics past which a read starts their recomputation, seconds.",
+        description=(
+        "Age of the published statistics past which a read starts their recomputation, seconds. Raise it on a"
+        " large directory where a recomputation is costly."
+    ),
     )  # fmt: skip
     baseline_proof_timeout_s: float = Field(
         default=5.0, gt=0, le=30,
-        description="Budget of fetching a host's proof document (/.well-known/mcp-sonde.json), seconds.",
+        description="Budget of fetching a host's proof document (/.well-known/mcp-sonde.json), seconds. Rarely "
+        "changed.",
     )  # fmt: skip
 
     # --- scheduled work (app.queue) -----------------------------------------------------------
     jobs_queue: str = Field(
         default="mcp-sonde:jobs", min_length=1, max_length=128,
-        description="Name of the Redis stream the scheduler enqueues jobs on and workers read (with REDIS_URL).",
+        description=(
+        "Name of the Redis stream of the job queue. Set when several deployments share one Redis (the key "
+        "namespace does not cover it)."
+    ),
     )  # fmt: skip
     embedded_jobs: bool = Field(
         default=True,
-        description="Without REDIS_URL, `mcp-sonde serve` runs the scheduler and a worker in its own process.",
+        description=(
+            "Without Redis, `mcp-sonde serve` runs the scheduler and a worker in its own process. An operator "
+            "turns it off on an instance that must only serve."
+        ),
     )
     job_parts: list[str] = Field(
         default_factory=list,
-        description="More registration functions of scheduled work (module:function, JSON list), called after "
-        "the built-in ones in workers, schedulers and the embedded mode.",
+        description=(
+            "More registration functions of scheduled work (module:function, JSON list), called after the built-"
+            "in ones in workers, schedulers and the embedded mode. For a deployment's own jobs."
+        ),
     )
     scheduler_tick_s: float = Field(
-        default=5.0, gt=0, le=300, description="How often the scheduler asks every source for due jobs, seconds."
+        default=5.0,
+        gt=0,
+        le=300,
+        description=(
+            "How often the scheduler asks every source for due jobs, seconds. Lower it for monitors to start "
+            "closer to their due time."
+        ),
     )
     scheduler_max_backlog: int = Field(
         default=5000, ge=1, le=10_000_000,
-        description="Jobs enqueued and not yet done past which the scheduler takes no more from its sources.",
+        description=(
+        "Jobs enqueued and not yet done past which the scheduler takes no more from its sources. Size it to "
+        "what the workers drain."
+    ),
     )  # fmt: skip
     scheduler_lock_ttl_s: float = Field(
         default=15.0, ge=2, le=120,
-        description="Lifetime of the active scheduler's lock in Redis (renewed every third of it); a standby "
-        "takes over at most this long after the active one dies.",
+        description=(
+        "Lifetime of the active scheduler's lock in Redis (renewed every third of it), seconds: a standby "
+        "takes over at most this long after the active one dies. Lower it for a faster takeover."
+    ),
     )  # fmt: skip
-    worker_concurrency: int = Field(default=20, ge=1, le=1000, description="Jobs one worker process runs at once.")
+    worker_concurrency: int = Field(
+        default=20,
+        ge=1,
+        le=1000,
+        description="Jobs one worker process runs at once. Size it to the worker's machine and database pool.",
+    )
     job_redelivery_idle_s: float = Field(
         default=60.0, ge=1, le=86_400,
-        description="A job a worker took and did not acknowledge for this long (it died) is handed to another "
-        "worker; keep it above the longest job (probe_timeout_s + job_turn_wait_s).",
+        description=(
+        "A job a worker took and did not acknowledge for this long (it died) is handed to another worker, "
+        "seconds. Keep it above the longest job (probe_timeout_s + job_turn_wait_s)."
+    ),
     )  # fmt: skip
     job_turn_wait_s: float = Field(
         default=30.0, gt=0, le=600,
-        description="How long a probe job waits for its host's turn before it is put back on the queue, seconds.",
+        description=(
+        "How long a probe job waits for its host's turn before it goes back on the queue, seconds. Raise it "
+        "where many jobs probe a few hosts."
+    ),
     )  # fmt: skip
     job_history_wait_s: float = Field(
         default=20.0, ge=0, le=600,
-        description="How long a probe job retries writing its run while the database does not answer, before "
-        "the run waits in the history queue (or is counted lost when that is full), seconds.",
+        description=(
+        "How long a probe job retries writing its run while the database does not answer, seconds, before the"
+        " run waits in the history queue. Raise it where database failovers take longer."
+    ),
     )  # fmt: skip
     worker_drain_s: float = Field(
         default=30.0, ge=0, le=600,
-        description="On SIGTERM, how long a worker lets its jobs finish; the rest go back to the queue, seconds.",
+        description=(
+        "On SIGTERM, how long a worker lets its jobs finish before the rest go back to the queue, seconds. "
+        "Fit it to the orchestrator's stop grace period."
+    ),
     )  # fmt: skip
 
     # --- payment (x402 v2) ---------------------------------------------------------------------
     pay_to: str | None = Field(
-        default=None, description="Address that receives payments (EVM, 0x...); unset = paid checks are off."
+        default=None,
+        description="Address that receives payments (EVM, 0x...). The operator's wallet; unset = paid checks are off.",
     )
     payment_networks: list[PaymentNetwork] = Field(
         default_factory=lambda: [
             PaymentNetwork(network="eip155:8453", asset="0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"),
             PaymentNetwork(network="eip155:137", asset="0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359"),
         ],
-        description="Accepted networks and USDC assets with their EIP-712 domain (JSON list).",
+        description=(
+            "Accepted networks and USDC assets with their EIP-712 domain (JSON list). An operator changes it to "
+            "accept other chains or test networks."
+        ),
     )
     facilitator_url: str = Field(
-        default="https://x402.org/facilitator", description="x402 facilitator that verifies and settles payments."
+        default="https://x402.org/facilitator",
+        description="The x402 facilitator that verifies and settles payments. The operator's choice of facilitator.",
     )
     facilitator_headers: dict[str, str] = Field(
-        default_factory=dict, description="Extra headers for the facilitator (for example authorization)."
+        default_factory=dict,
+        description="Extra headers for the facilitator (for example its authorization), as a JSON object.",
     )
-    facilitator_timeout_s: float = Field(default=15.0, gt=0, le=120, description="Budget of one facilitator call.")
+    facilitator_timeout_s: float = Field(
+        default=15.0,
+        gt=0,
+        le=120,
+        description="Budget of one facilitator call, seconds. Raise it for a slow facilitator.",
+    )
     payment_timeout_s: int = Field(
-        default=60, ge=10, le=3600, description="maxTimeoutSeconds of the payment requirements."
+        default=60,
+        ge=10,
+        le=3600,
+        description=(
+            "The maxTimeoutSeconds of the payment requirements: how long a client's signed payment stays valid for "
+            "us. Rarely changed."
+        ),
     )
     ca_bundle: str | None = Field(
-        default=None, description="Path of a PEM file whose CAs are trusted in addition to the system roots."
+        default=None,
+        description=(
+            "Path of a PEM file whose CAs are trusted in addition to the system roots. For a deployment that "
+            "checks servers behind a private CA."
+        ),
     )
 
     # --- registry mirror, sweeps, opt-out ------------------------------------------------------
     registry_url: str | None = Field(
         default=None,
-        description="Base URL of the MCP registry mirrored and swept (API v0.1: GET <registry_url>/v0.1/servers), "
-        "e.g. https://registry.modelcontextprotocol.io; unset = no mirror and no sweeps (probing every listed "
-        "server is a deployment's decision, never a default).",
+        description=(
+            "Base URL of the MCP registry mirrored and swept (API v0.1: GET <registry_url>/v0.1/servers), e.g. "
+            "https://registry.modelcontextprotocol.io. Probing every listed server is a deployment's decision: "
+            "unset = no mirror and no sweeps."
+        ),
     )
     registry_sync_interval_s: float = Field(
         default=3600.0, ge=60, le=7 * 86_400, description="How often the registry is synced, seconds."
     )
-    registry_max_pages: int = Field(default=1000, ge=1, le=100_000, description="Most pages read per registry sync.")
+    registry_max_pages: int = Field(
+        default=1000,
+        ge=1,
+        le=100_000,
+        description="Most pages read per registry sync. Raise it when the registry grows past it.",
+    )
     registry_max_bytes: int = Field(
-        default=4 * 1_048_576, ge=1024, le=64 * 1_048_576, description="Largest registry page read, bytes."
+        default=4 * 1_048_576,
+        ge=1024,
+        le=64 * 1_048_576,
+        description="Largest registry page read, bytes. Raise it if the registry's pages grow past it.",
     )
     registry_page_timeout_s: float = Field(
         default=30.0, gt=0, le=300, description="Budget of fetching one registry page, seconds."
@@ -330,13 +623,29 @@ class Settings(BaseSettings):
         default=900.0, gt=0, le=86_400, description="Budget of one whole registry sync, seconds."
     )
     registry_page_limit: int = Field(
-        default=100, ge=1, le=1000, description="Entries asked for per registry page (the `limit` parameter)."
+        default=100,
+        ge=1,
+        le=1000,
+        description=(
+            "Entries asked for per registry page (the `limit` parameter). Fit it to the registry's own page limit."
+        ),
     )
     sweep_interval_s: float = Field(
-        default=86_400.0, ge=3600, le=30 * 86_400, description="How often a registry endpoint is probed, seconds."
+        default=86_400.0,
+        ge=3600,
+        le=30 * 86_400,
+        description=(
+            "How often a registry endpoint is probed, seconds. The operator's sweep policy (politeness against "
+            "freshness)."
+        ),
     )
     sweep_min_interval_s: float = Field(
-        default=21_600.0, ge=60, le=30 * 86_400, description="Least time between two sweep probes of one endpoint."
+        default=21_600.0,
+        ge=60,
+        le=30 * 86_400,
+        description=(
+            "Least time between two sweep probes of one endpoint, seconds. Politeness toward the servers we sweep."
+        ),
     )
     sweep_max_interval_s: float = Field(
         default=604_800.0, ge=3600, le=90 * 86_400,
@@ -345,26 +654,38 @@ class Settings(BaseSettings):
     admin_token: SecretStr | None = Field(
         default=None,
         min_length=16,
-        description="Bearer token of the admin endpoints (/v1/admin/optout); unset = they answer 403.",
+        description=(
+            "Bearer token of the admin endpoints (/v1/admin/optout). The operator sets it to manage the opt-out "
+            "list over HTTP; unset = they answer 403."
+        ),
     )
     # --- monitors and webhooks ------------------------------------------------------------------
     monitor_run_price_usd: str = Field(
-        default="0.005", description="Price of one monitor run in USD; a monitor is bought as a block of runs."
+        default="0.005",
+        description="Price of one monitor run in USD; a monitor is bought as a block of runs. The operator's price.",
     )
     monitor_block_runs: int = Field(
-        default=100, ge=1, le=100_000, description="Runs one payment for a monitor buys (the block)."
+        default=100,
+        ge=1,
+        le=100_000,
+        description="Runs one payment for a monitor buys (the block). The operator's offer.",
     )
     monitor_run_lost_s: float = Field(
         default=3600.0, ge=600, le=7 * 86_400,
-        description="A monitor run handed out whose outcome is not heard within this long (its job was lost) is "
-        "marked lost and given back to the monitor's block, seconds; keep it above a job's longest life.",
+        description=(
+        "A monitor run handed out whose outcome is not heard within this long (its job was lost) is marked "
+        "lost and given back to the monitor's block, seconds. Keep it above a job's longest life."
+    ),
     )  # fmt: skip
     webhook_timeout_s: float = Field(
         default=10.0, gt=0, le=60, description="Budget of one webhook delivery attempt (lookup to answer), seconds."
     )
     webhook_retry_window_s: float = Field(
         default=86_400.0, gt=0, le=7 * 86_400,
-        description="A webhook delivery is retried until this long after its first attempt, then failed, seconds.",
+        description=(
+        "A webhook delivery is retried until this long after its first attempt, then failed, seconds. The "
+        "operator's delivery promise."
+    ),
     )  # fmt: skip
 
     @property

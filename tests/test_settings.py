@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from pydantic import SecretStr, ValidationError
 
@@ -29,3 +33,22 @@ def test_the_metrics_port_is_not_the_main_port() -> None:
 def test_the_metrics_token_is_not_shown() -> None:
     settings = Settings(metrics_token=SecretStr("hunter2-token"))
     assert "hunter2" not in repr(settings) and "hunter2" not in str(settings.model_dump())
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_settings_page_is_generated_from_the_code() -> None:
+    """docs/settings.md is what scripts/settings_doc.py writes from the Field descriptions."""
+    checked = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "settings_doc.py"), "--check"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert checked.returncode == 0, checked.stderr
+    page = (ROOT / "docs" / "settings.md").read_text("utf-8")
+    assert all(f"`MCP_SONDE_{name.upper()}`" in page for name in Settings.model_fields)
+
+
+def test_every_setting_says_what_it_does() -> None:
+    for name, field in Settings.model_fields.items():
+        assert field.description and len(field.description) >= 30, name
+        assert field.description[0].isupper() or field.description[0] in "`<", name
