@@ -40,7 +40,7 @@ from starlette.routing import Match, Route
 
 from app.guard import IPAddress, ResolutionFailed
 from app.history.records import server_id_of
-from app.service import create_app
+from app.http import create_app
 from app.settings import Settings
 from tests.conftest import LOOPBACK
 from tests.http.answers import Normaliser, differences, record
