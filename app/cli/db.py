@@ -14,7 +14,7 @@ import argparse
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from app.cli.dbopen import run_on_database
+from app.cli.on_database import run_on_database
 
 if TYPE_CHECKING:
     from app.settings import Settings

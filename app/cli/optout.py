@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from app.cli.dbopen import current_database, run_on_database
+from app.cli.on_database import current_database, run_on_database
 
 if TYPE_CHECKING:
     from app.settings import Settings

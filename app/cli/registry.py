@@ -16,7 +16,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from app.cli.dbopen import current_database, run_on_database
+from app.cli.on_database import current_database, run_on_database
 
 #: ``registry sync``: the sync did not complete (its report says why).
 EXIT_STOPPED_SHORT = 6
