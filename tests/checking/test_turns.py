@@ -3,10 +3,14 @@ first sight of it, on the in-process store and a real Redis; measured at a real 
 
 from __future__ import annotations
 
+import ipaddress
+import itertools
 import socket
 import time
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
 
 import anyio
 import pytest
@@ -26,6 +30,7 @@ from tests.servers.redis_server import shared_redis_url
 
 pytestmark = pytest.mark.anyio
 INTERVAL_S = 1.0
+NAMESPACE = f"test-slots-{uuid.uuid4().hex[:8]}:"
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -199,3 +204,116 @@ async def test_a_further_host_is_held_to_its_probe_slots_too(raw: RawServer) -> 
     assert again.auth is not None and again.auth.lookups[0].refused is None
     assert len(raw.requests_to("/meta")) == 1  # a slot free: fetched, and its slot given back after
     assert await store.acquire_slot(slots_key("localhost", "free"), "mine", settings.host_concurrency, 60)
+
+
+def _silent(ip: str, port: int) -> tuple[socket.socket, socket.socket]:
+    """A listener on ``ip:port`` whose accept queue is full: a connect there hangs (SYN dropped)."""
+    hole = socket.socket()
+    hole.bind((ip, port))
+    hole.listen(0)
+    return hole, socket.create_connection((ip, port))
+
+
+async def test_a_first_request_after_the_hosts_dead_addresses_keeps_the_interval(raw: RawServer) -> None:
+    """Until the host has seen a probe its turn is held for ``interval + START_SLACK_S +
+    connect_timeout_s + REACH_SLACK_S``, but the first connection may try each of the host's
+    addresses for ``connect_timeout_s`` (and TLS has the same budget again): when the host's first
+    addresses do not answer, the turn lapses before the first request leaves, other probes take the
+    next turns, and the late request reaches the host within the interval of another's."""
+    settings = Settings(
+        allow_private=True, host_concurrency=5, host_client_concurrency=5, host_start_interval_s=1.0,
+        connect_timeout_s=1.0, queue_budget_s=10.0, redis_url=None,
+    )  # fmt: skip
+    arrived: dict[str, float] = {}
+    inner = MiniMcp()
+
+    def record(request: Request, conn: socket.socket) -> bool | None:
+        arrived.setdefault(request.path, time.monotonic())
+        return inner(request, conn)
+
+    for path in ("/late", "/b", "/c", "/d"):
+        raw.routes[path] = record
+    holes = [_silent(f"127.0.0.{n}", raw.port) for n in (2, 3, 4, 5)]  # the host's dead addresses
+    try:
+
+        async def probe(target: ResolvedTarget, mode: CheckMode) -> ProbeResult:
+            return (
+                await observe(target.url.url, settings=settings, resolved=target, pace=mode.pace, light=False)
+            ).result
+
+        runner = CheckRunner(MemoryStore(), settings, probe, Metrics())
+
+        def target(path: str, addresses: list[str]) -> ResolvedTarget:
+            url = check_url(f"http://localhost:{raw.port}{path}", allow_private=True)
+            return ResolvedTarget(url, tuple(ipaddress.ip_address(a) for a in addresses))
+
+        async def check(t: ResolvedTarget, client: str, after_s: float) -> Any:
+            await anyio.sleep(after_s)
+            return await runner.check(t, CheckMode(), client=client)
+
+        # the late probe's lookup listed the dead addresses first (4 x 1 s before its first request);
+        # the turn held before contact lasts 1 + 0.1 + 1 + 1 = 3.1 s
+        async with anyio.create_task_group() as group:
+            group.start_soon(
+                check, target("/late", ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.1"]), "l", 0.0
+            )
+            for n, (path, at) in enumerate([("/b", 3.15), ("/c", 4.2)]):
+                group.start_soon(check, target(path, ["127.0.0.1"]), f"c{n}", at)
+    finally:
+        for hole, filler in holes:
+            filler.close()
+            hole.close()
+    starts = sorted(arrived.values())
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert len(starts) == 3
+    assert min(gaps) >= settings.host_start_interval_s, f"first requests {arrived} closer than the interval"
+
+
+async def test_a_further_hosts_slot_does_not_drop_the_slot_of_a_probe_running_there() -> None:
+    """The Redis slot script PEXPIREs a host's whole slot set to the TTL of the *latest* caller, so a
+    slot taken with a shorter lifetime (a further host's slot: probe budget + 7 s; a light probe's)
+    cuts short every longer slot in the set: the long probe's slot vanishes while it runs and one
+    probe too many is let in (host_concurrency exceeded)."""
+    settings = Settings(
+        allow_private=True, host_concurrency=2, host_client_concurrency=1, host_start_interval_s=0.0,
+        probe_timeout_s=9.0, light_probe_timeout_s=0.2, queue_budget_s=5.0, redis_url=None,
+    )  # fmt: skip
+    store = RedisStore(shared_redis_url(), timeout_s=5.0, namespace=NAMESPACE)
+    y = f"y-{uuid.uuid4().hex}.example.com"
+    running, peak = [0], [0]
+
+    async def probe(target: ResolvedTarget, mode: CheckMode) -> ProbeResult:
+        assert mode.pace is not None
+        if target.url.host == y:  # a probe of Y: a slow server, the whole budget
+            await mode.pace.dialling(y)
+            await mode.pace.contacted(y)
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+            try:
+                await anyio.sleep(settings.probe_timeout_s - 0.5)
+            finally:
+                running[0] -= 1
+        else:  # a light probe of X whose 401 names metadata on Y
+            await mode.pace.dialling(y)
+            await mode.pace.contacted(y)
+        return ProbeResult(url=target.url.url, checked_at=datetime(2026, 1, 1, tzinfo=UTC), status="ok", reason="ok")
+
+    runner = CheckRunner(store, settings, probe, Metrics())
+
+    def target(host: str, path: str) -> ResolvedTarget:
+        return ResolvedTarget(check_url(f"https://{host}{path}"), (ipaddress.ip_address("192.0.2.1"),))
+
+    async def check(t: ResolvedTarget, client: str, after_s: float, light: bool = False) -> None:
+        await anyio.sleep(after_s)
+        await runner.check(t, CheckMode(light=light), client=client)
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(check, target(y, "/one"), "a", 0.0)
+            group.start_soon(check, target(f"x-{uuid.uuid4().hex}.example.com", "/"), "b", 0.2, True)
+            # the further slot lasted 0.2 + 2 + 5 = 7.2 s; /one runs until 8.5 s
+            group.start_soon(check, target(y, "/two"), "c", 7.7)
+            group.start_soon(check, target(y, "/three"), "d", 7.7)
+        assert peak[0] <= settings.host_concurrency, f"{peak[0]} probes of one host ran at once"
+    finally:
+        await store.aclose()

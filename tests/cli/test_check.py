@@ -269,3 +269,24 @@ def test_ctrl_c_while_starting_up_ends_cleanly_with_130(raw: RawServer, delay_s:
     # 130 as a rule; about one run in ten on this machine ends by the interpreter's own SIGINT
     # exit (-2) after "interrupted" was written: known, not yet explained.
     assert code in (EXIT_INTERRUPTED, -signal.SIGINT), err
+
+
+def test_lone_surrogate_does_not_crash_the_cli(raw: RawServer) -> None:
+    @raw.route("/mcp")
+    def surrogate(request: Request, conn: socket.socket) -> None:
+        message = request.message
+        if message.get("method") == "tools/list":
+            body = b'{"jsonrpc":"2.0","id":%d,"result":{"tools":[{"name":"\\ud800t"}]}}' % message["id"]
+            send(conn, 200, {"content-type": "application/json"}, body)
+            return
+        MiniMcp()(request, conn)
+
+    for extra in ([], ["--json"]):
+        completed = subprocess.run(
+            [sys.executable, "-m", "app", "check", raw.url("/mcp"), "--allow-private", *extra],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+        assert b"Traceback" not in completed.stderr

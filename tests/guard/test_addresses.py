@@ -100,3 +100,12 @@ def test_public(address: str) -> None:
 
 def test_table_is_big_enough() -> None:
     assert len(NOT_PUBLIC) + len(PUBLIC) >= 30
+
+
+@pytest.mark.parametrize("address", ["2001:100::1", "2001:1ff::1", "2001:10::1", "2001:20::1"])
+def test_ietf_protocol_assignments_are_not_public(address: str) -> None:
+    assert classify(ipaddress.ip_address(address)) is not None
+
+
+def test_ietf_globally_reachable_exceptions_stay_public() -> None:
+    assert classify(ipaddress.ip_address("2001:4:112::1")) is None

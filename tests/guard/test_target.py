@@ -10,6 +10,9 @@ import pytest
 
 from app.errors import TargetRefused
 from app.guard import IPAddress, ResolutionFailed, Resolver, SystemResolver, check_url, resolve_target
+from app.probe import probe
+from app.settings import Settings
+from tests.servers.raw import RawServer, Request, send
 
 
 class FixedResolver:
@@ -180,3 +183,24 @@ async def test_system_resolver_times_out(monkeypatch: pytest.MonkeyPatch) -> Non
         await SystemResolver(timeout_s=0.2).resolve("slow.example.com", 443)
     assert info.value.reason == "dns_timeout"
     assert time.monotonic() - started < 0.9
+
+
+@pytest.mark.anyio
+async def test_empty_resolver_answer_is_dns_no_records() -> None:
+    class Empty:
+        async def resolve(self, host: str, port: int) -> list[IPAddress]:
+            return []
+
+    result = await probe("https://empty.example.com/mcp", settings=Settings(), resolver=Empty())
+    assert (result.status, result.reason) == ("dns", "dns_no_records")
+
+
+@pytest.mark.anyio
+async def test_development_switch_still_refuses_link_local(raw: RawServer, dev_settings: Settings) -> None:
+    @raw.route("/mcp")
+    def protected(request: Request, conn: socket.socket) -> None:
+        send(conn, 401, {"www-authenticate": 'Bearer resource_metadata="http://169.254.169.254/latest/meta-data"'})
+
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert result.auth is not None
+    assert result.auth.lookups[0].refused == "address_not_public"

@@ -11,6 +11,8 @@ import pytest
 from app.http import create_app
 from app.settings import PaymentNetwork, Settings
 from tests.payment.chain import Chain, facilitator_app, new_chain
+from tests.servers.raw import RawServer
+from tests.servers.raw_mcp import MiniMcp
 from tests.servers.uvicorn_thread import serve
 
 
@@ -52,3 +54,9 @@ def paid_service(chain: Chain, facilitator_url: str) -> PaidService:
             yield f"http://127.0.0.1:{port}"
 
     return run
+
+
+@pytest.fixture
+def target(raw: RawServer) -> dict[str, str]:
+    raw.routes["/mcp"] = MiniMcp()
+    return {"url": raw.url("/mcp")}

@@ -22,15 +22,17 @@ from starlette.applications import Starlette
 from app.http import create_app
 from app.payment.supported import FacilitatorUnsupported, Kind
 from app.settings import PaymentNetwork, Settings
+from tests.conftest import Service
 from tests.payment.chain import START_BALANCE, Chain
 from tests.payment.conftest import PaidService
 from tests.payment.test_paid_check import paid_post, payment_for, probes_of
 from tests.servers.ports import free_port
-from tests.servers.raw import RawServer
+from tests.servers.raw import RawServer, send
 from tests.servers.raw import Request as RawRequest
 from tests.servers.raw_mcp import MiniMcp
 
 ROOT = Path(__file__).resolve().parents[2]
+PAY_TO = "0x" + "11" * 20
 
 
 @pytest.fixture
@@ -242,3 +244,22 @@ def test_option_dropped_after_start_refuses_paid_checks_before_verifying(
     assert chain.balance(chain.payer) == START_BALANCE and probes_of(raw) == 0
     assert ready["status"] == "degraded"
     assert ready["payments"]["supported"] == [kind(chain.network)]
+
+
+def test_a_readyz_burst_asks_the_facilitator_once(service: Service, raw: RawServer) -> None:
+    """/readyz is unauthenticated and not rate limited: 100 of them, 50 at a time, against a
+    facilitator that takes 1 s to answer /supported, are at most two facilitator requests (the
+    start's, and one joined by every concurrent /readyz), not one per caller."""
+    import concurrent.futures
+
+    kinds = [{"x402Version": 2, "scheme": "exact", "network": n} for n in ("eip155:8453", "eip155:137")]
+    body = json.dumps({"kinds": kinds, "extensions": [], "signers": {}}).encode()
+
+    @raw.route("/supported")
+    def supported(request: RawRequest, conn: socket.socket) -> None:
+        time.sleep(1.0)
+        send(conn, 200, {"content-type": "application/json"}, body)
+
+    with service(pay_to=PAY_TO, facilitator_url=raw.url("")) as base, concurrent.futures.ThreadPoolExecutor(50) as pool:
+        list(pool.map(lambda _n: httpx2.get(f"{base}/readyz", timeout=30), range(100)))
+    assert len(raw.requests_to("/supported")) <= 2, f"{len(raw.requests_to('/supported'))} GET /supported"

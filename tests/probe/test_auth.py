@@ -5,9 +5,12 @@ from __future__ import annotations
 import ipaddress
 import json
 import socket
+import time
 
+import anyio
 import pytest
 
+from app.guard import IPAddress
 from app.probe import probe
 from app.probe.challenge import parse_www_authenticate
 from app.settings import Settings
@@ -157,3 +160,48 @@ def test_parse_challenges() -> None:
     long = parse_www_authenticate("Bearer realm=" + "x" * 10_000)
     assert len(long.raw) <= 2048
     assert "\x1b" not in parse_www_authenticate('Bearer realm="\x1b[31mred"').raw
+
+
+async def test_metadata_resource_that_is_not_a_url(raw: RawServer, dev_settings: Settings) -> None:
+    @raw.route("/mcp")
+    def protected(request: Request, conn: socket.socket) -> None:
+        send(conn, 401, {"www-authenticate": "Bearer"})
+
+    @raw.route("/.well-known/oauth-protected-resource/mcp")
+    def metadata(request: Request, conn: socket.socket) -> None:
+        send_json(conn, 200, {"resource": "https://[oops", "authorization_servers": ["https://as.example.com"]})
+
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert result.auth is not None and result.auth.metadata is not None
+    assert result.auth.metadata.resource_matches is False
+
+
+async def test_metadata_host_lookup_is_bounded_by_the_deadline(raw: RawServer) -> None:
+    class SlowForMetadata:
+        async def resolve(self, host: str, port: int) -> list[IPAddress]:
+            if host == "slow.example.net":
+                await anyio.sleep(30)
+            return [ipaddress.ip_address("127.0.0.1")]
+
+    @raw.route("/mcp")
+    def late_401(request: Request, conn: socket.socket) -> None:
+        send(conn, 401, {"www-authenticate": 'Bearer resource_metadata="http://slow.example.net/prm"'})
+
+    settings = Settings(allow_private=True, probe_timeout_s=3.0, step_timeout_s=2.0, session_end_timeout_s=0.5)
+    started = time.monotonic()
+    result = await probe(raw.url("/mcp"), settings=settings, resolver=SlowForMetadata())
+    assert time.monotonic() - started < 3.5
+    assert result.auth is not None and result.auth.lookups[0].failed == "probe_deadline"
+
+
+async def test_resource_metadata_is_judged_as_sent_not_as_cleaned(raw: RawServer, dev_settings: Settings) -> None:
+    @raw.route("/mcp")
+    def protected(request: Request, conn: socket.socket) -> bool:
+        value = f'Bearer resource_metadata="{raw.url("/pr")}\u202em"'.encode()
+        conn.sendall(b"HTTP/1.1 401 X\r\ncontent-length: 0\r\nwww-authenticate: " + value + b"\r\n\r\n")
+        return False
+
+    result = await probe(raw.url("/mcp"), settings=dev_settings)
+    assert result.auth is not None
+    assert result.auth.lookups[0].refused == "url_malformed"
+    assert raw.requests_to("/prm") == []

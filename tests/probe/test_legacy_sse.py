@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 
@@ -170,3 +171,24 @@ async def test_deep_schemas_and_a_flood_of_foreign_ids_on_the_stream(
     raw.routes["/messages"] = crowded
     result = await probe(raw.url("/sse"), settings=dev_settings)
     assert (result.status, result.tools and result.tools.names) == ("ok", ["one", "deep"])
+
+
+@pytest.mark.parametrize("bad_id", ["[1]", '{"a": 1}', "true"])
+async def test_sse_response_with_unusable_id(raw: RawServer, dev_settings: Settings, bad_id: str) -> None:
+    from tests.servers.raw_sse import MiniSse
+
+    sse = MiniSse()
+    sse.install(raw)
+
+    @raw.route("/messages")
+    def message(request: Request, conn: socket.socket) -> None:
+        send(conn, 202)
+        if sse.streams:
+            sse.streams[-1].put(json.loads(f'{{"jsonrpc": "2.0", "id": {bad_id}, "result": {{}}}}'))
+
+    settings = dev_settings.model_copy(update={"step_timeout_s": 1.0})
+    try:
+        result = await probe(raw.url("/sse"), settings=settings)
+    finally:
+        sse.stop()
+    assert (result.status, result.reason, result.failed_step) == ("timeout", "read_timeout", "initialize")

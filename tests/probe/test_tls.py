@@ -109,3 +109,15 @@ async def test_plain_http_has_no_tls_facts(raw: RawServer, dev_settings: Setting
     raw.routes["/mcp"] = MiniMcp()
     result = await probe(raw.url("/mcp"), settings=dev_settings)
     assert result.status == "ok" and result.tls is None
+
+
+def test_certificate_dates_python_cannot_hold(tmp_path: Path) -> None:
+    from app.probe.tls import certificate_facts
+    from tests.servers.network import self_signed_der
+
+    der = self_signed_der("mcp.example.com", tmp_path, not_after_year=2100)
+    patched = der.replace(b"21000101000000Z", b"00000101000000Z")
+    assert patched != der
+    facts = certificate_facts(patched, verified=False)
+    assert facts.not_after is None and facts.days_left is None
+    assert facts.names == ["mcp.example.com"] and facts.not_before is not None

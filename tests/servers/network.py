@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import socket
 import ssl
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import httpcore2
 import trustme
@@ -24,6 +26,11 @@ from cryptography.x509.oid import NameOID
 from app.guard import IPAddress
 
 PUBLIC = ipaddress.ip_address("93.184.215.14")
+
+
+def loopback_addrinfo(port: Any) -> list[Any]:
+    """What ``socket.getaddrinfo`` answers for a name that resolves to 127.0.0.1 alone."""
+    return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", int(port or 0)))]
 
 
 class FixedResolver:

@@ -101,3 +101,24 @@ async def test_a_badge_flood_never_evicts_payment_locks_pool_counters_or_gates()
     assert await store.get(lock) == b"served"
     assert await pool.draw("203.0.113.7") is None  # still used up
     assert await store.get(_badge_key(3_999, 500)) == VALUE and await store.get(_badge_key(0, 500)) is None
+
+
+def test_memory_store_when_full_keeps_recent_writes_and_evicts_old_ones() -> None:
+    import asyncio
+
+    from app.store import key
+    from app.store.memory import MemoryStore
+
+    async def run() -> None:
+        store = MemoryStore(max_keys=100)
+        for n in range(100):
+            await store.set(key("badge", str(n)), b"old", 172_800)
+        await store.set(key("host-start", "a"), b"1", 1.0)  # a short gate written last
+        for n in range(100, 130):
+            await store.set(key("badge", str(n)), b"new", 172_800)
+        assert await store.get(key("host-start", "a")) == b"1"
+        assert await store.get(key("badge", "0")) is None
+        assert await store.get(key("badge", "129")) == b"new"
+        assert len(store._values) <= 100
+
+    asyncio.run(run())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Coroutine
@@ -15,8 +16,9 @@ import httpx2
 import pytest
 import trustme
 
+from app.guard.shares import LookupShares
 from tests.conftest import Service
-from tests.servers.network import server_context
+from tests.servers.network import loopback_addrinfo, server_context
 from tests.servers.raw import RawServer, Request, send
 from tests.servers.raw_mcp import MiniMcp
 from tests.servers.redis_server import shared_redis_url
@@ -464,3 +466,109 @@ def test_without_cairo_serve_starts_and_only_the_png_badge_is_refused(raw: RawSe
     said = [r for r in served.records() if "PNG" in r["message"] or "cairo" in r["message"]]
     assert len(said) == 1 and said[0]["level"] == "ERROR" and "OSError" in said[0]["message"], said
     assert handshakes(raw) == 1  # the PNG requests probed nothing
+
+
+def test_stale_badges_of_slow_names_starve_every_other_badge_refresh(
+    service: Service, raw: RawServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Policy (README, badges): a stale badge is served while one refresh runs, and a client holds
+    at most CLIENT_SHARE lookup threads. Every refresh runs as one client, ``badge-refresh``
+    (app/http/badges/route.py REFRESH_CLIENT), so all refreshes of all badges share one client's
+    share. Anyone whose badges went stale and whose names now resolve slowly (their own DNS)
+    views those badges (cached hits: never limited) and holds that whole share; every other
+    badge's refresh is then refused (client_lookups_busy), tried again only every 20 s, and the
+    badges turn grey ``aged`` after 2 TTLs. Nothing is charged and no limit applies."""
+    import logging
+
+    import app.guard.resolver as resolver_module
+    from tests.servers.raw_mcp import MiniMcp
+
+    shares = LookupShares(total=8, paid_reserve=2, client_share=2)
+    monkeypatch.setattr(resolver_module, "_shares", shares)
+    real = socket.getaddrinfo
+    slow, release = threading.Event(), threading.Event()
+
+    def fake(host: str, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host.endswith(".flip.test"):  # the attacker's names: fast at first, then hanging
+            if slow.is_set():
+                release.wait(20)
+                raise socket.gaierror(socket.EAI_AGAIN, "timed out")
+            return loopback_addrinfo(port)
+        if host.endswith(".fast.test"):
+            return loopback_addrinfo(port)
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", fake)
+    raw.routes["/mcp"] = MiniMcp()
+    victim = f"http://victim.fast.test:{raw.port}/mcp"
+    attacker = [f"http://a{n}.flip.test:{raw.port}/mcp" for n in range(2)]
+    caplog.set_level(logging.INFO, logger="mcp_sonde.badge")
+    try:
+        with service(badge_ttl_s=10, dns_timeout_s=0.5, badge_rate_limit="100/minute") as base:
+
+            def view(url: str) -> str:
+                return httpx2.get(f"{base}/badge/mcp", params={"url": url}, timeout=30).headers["x-badge-state"]
+
+            assert [view(u) for u in [victim, *attacker]] == ["ok"] * 3
+            time.sleep(10.5)  # every badge is stale now
+            slow.set()
+            for url in attacker:
+                view(url)  # a cached hit: starts a refresh whose lookup hangs
+            time.sleep(0.3)
+            view(victim)  # starts the victim's refresh
+            time.sleep(1.5)
+    finally:
+        release.set()
+    refusals = [r.getMessage() for r in caplog.records if "badge refresh" in r.getMessage()]
+    assert not any("client_lookups_busy" in m for m in refusals), refusals
+
+
+def test_badge_miss_behind_a_full_host_queue_answers_within_the_light_budget(service: Service, raw: RawServer) -> None:
+    """Misses for many paths of one silent host: each answers in about the light-probe budget, not
+    the host queue's budget plus a probe (``busy`` while queued; the probe fills the cache later)."""
+
+    def silent(request: object, sock: socket.socket) -> bool:
+        time.sleep(4)
+        return True
+
+    for n in range(8):
+        raw.routes[f"/s{n}"] = silent
+    elapsed: list[tuple[float, str]] = []
+
+    async def one(base: str, n: int) -> None:
+        async with httpx2.AsyncClient(timeout=30) as client:
+            started = time.monotonic()
+            url = quote(raw.url(f"/s{n}"), safe="")
+            response = await client.get(f"{base}/badge/mcp?url={url}")
+            elapsed.append((time.monotonic() - started, response.headers["x-badge-state"]))
+
+    async def all_of(base: str) -> None:
+        async with anyio.create_task_group() as group:
+            for n in range(8):
+                group.start_soon(one, base, n)
+
+    with service(light_probe_timeout_s=1.0, queue_budget_s=10.0, host_start_interval_s=1.0) as base:
+        anyio.run(all_of, base)
+    assert len(elapsed) == 8
+    assert max(seconds for seconds, _state in elapsed) < 2.5, elapsed  # the queue alone could hold one for 10 s
+    assert {state for _s, state in elapsed} <= {"busy", "timeout", "unreachable"}
+
+
+def test_badge_style_of_any_length_is_drawn_as_flat_and_shares_one_drawing(service: Service) -> None:
+    from app.http.badges import route as badge_module
+
+    badge_module._drawn.cache_clear()
+    with service() as base:
+        flat = httpx2.get(f"{base}/badge/mcp?url=ftp%3A%2F%2Fx%2F")
+        answers = [httpx2.get(f"{base}/badge/mcp?url=ftp%3A%2F%2Fx%2F&style={n:08d}{'x' * 20_000}") for n in range(30)]
+    assert all(a.status_code == 200 and a.content == flat.content for a in answers)
+    assert badge_module._drawn.cache_info().currsize == 1  # unknown styles are not cache keys
+
+
+def test_badge_if_none_match_uses_weak_comparison_and_lists() -> None:
+    from app.http.badges.route import not_modified
+
+    etag = '"abc"'
+    assert not_modified('"abc"', etag) and not_modified('W/"abc"', etag)
+    assert not_modified('"x", W/"abc"', etag) and not_modified(" * ", etag)
+    assert not not_modified('"abcd"', etag) and not not_modified(None, etag) and not not_modified('"x"', etag)

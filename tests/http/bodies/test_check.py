@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import socket
+import time
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
@@ -74,3 +77,40 @@ def test_unknown_route_and_method(base: str) -> None:
     assert httpx2.get(f"{base}/nope").json()["reason"] == "not_found"
     response = httpx2.get(f"{base}/v1/mcp/check")
     assert (response.status_code, response.json()["reason"]) == (405, "method_not_allowed")
+
+
+def test_body_that_trickles_gets_408(service: Service) -> None:
+    with service(body_timeout_s=0.5) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(
+                b"POST /v1/mcp/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                b"content-length: 40\r\n\r\n{"
+            )
+            sock.settimeout(5)
+            started = time.monotonic()
+            answer = b""
+            while b"body_timeout" not in answer and time.monotonic() - started < 5:
+                chunk = sock.recv(4096)  # headers and body may come in separate segments
+                if not chunk:
+                    break
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 408")
+    assert b'"body_timeout"' in answer
+    assert time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/v1/mcp/check"])
+def test_client_leaving_mid_body_is_not_a_500(service: Service, path: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR)
+    with service() as base:
+        port = int(base.rsplit(":", 1)[1])
+        for _ in range(3):
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+                head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                head += "Content-Length: 100\r\n\r\n{"
+                sock.sendall(head.encode())
+            time.sleep(0.1)
+        after = httpx2.get(f"{base}/metrics").text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+    assert 'status="500"' not in after

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -191,3 +192,61 @@ def test_the_tool_compares_with_a_baseline_and_refuses_a_malformed_one(service: 
     assert tool_reason(bad) == "invalid_baseline"
     assert tool_reason(odd) == "invalid_baseline"
     assert left.headers["x-free-pool-remaining"] == "3"  # the refusals drew nothing
+
+
+def test_building_the_app_leaves_process_logging_alone() -> None:
+    """The ``mcp`` SDK's ``MCPServer()`` calls ``logging.basicConfig(INFO)`` with a Rich handler; built
+    inside ``create_app`` that took over the embedding process's logging (and slowed every route)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import logging\n"
+        "from app.http import create_app\n"
+        "from app.settings import Settings\n"
+        "create_app(Settings(redis_url=None))\n"
+        "root = logging.getLogger()\n"
+        "print(len(root.handlers), logging.getLevelName(root.level))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["0", "WARNING"], out
+
+
+def test_mcp_get_is_405_not_an_endless_stream(service: Service) -> None:
+    with service() as base:
+        get = httpx2.get(f"{base}/mcp", headers={"Accept": "text/event-stream"}, timeout=5)
+        delete = httpx2.delete(f"{base}/mcp", timeout=5)
+    assert (get.status_code, get.json()["reason"]) == (405, "method_not_allowed")
+    assert delete.status_code == 405
+
+
+def test_mcp_body_over_64_kib_is_413_before_parsing(service: Service) -> None:
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":[' + b"{}," * 30_000 + b"{}]}}"
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with service() as base:
+        big = httpx2.post(f"{base}/mcp", content=body, headers=headers)
+    assert (big.status_code, big.json()["reason"]) == (413, "body_too_large")
+
+
+def test_trickling_mcp_body_is_408(service: Service) -> None:
+    with service(body_timeout_s=0.5) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(
+                b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+            )
+            reply = b""
+            while b"body_timeout" not in reply and (chunk := sock.recv(4096)):  # headers and body may part
+                reply += chunk
+    assert reply.startswith(b"HTTP/1.1 408") and b"body_timeout" in reply
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", ""])
+def test_mcp_body_not_sent_as_json_is_a_415_problem(service: Service, content_type: str) -> None:
+    headers = {"accept": "application/json, text/event-stream"} | (
+        {"content-type": content_type} if content_type else {}
+    )
+    with service() as base:
+        answer = httpx2.post(f"{base}/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', headers=headers)
+    assert (answer.status_code, answer.json()["reason"]) == (415, "unsupported_media_type")
+    assert answer.headers["content-type"] == "application/problem+json"
