@@ -4,10 +4,10 @@
   payment settled (``confirm`` runs inside it, as a paid baseline's does): a settlement refused
   or of unknown outcome leaves no monitor. The payment's key is unique: the same payment never
   makes a second monitor, even when two copies race past the payment gate.
-- :meth:`MonitorStore.claim` hands out due runs once: on PostgreSQL the due rows are locked
-  with ``SELECT ... FOR UPDATE SKIP LOCKED`` (two schedulers take different rows), on both
-  backends each row moves on with a compare-and-set on ``next_due_at`` (a row another claim
-  moved first is skipped), and the run is counted against the block in that same statement:
+- :meth:`MonitorStore.claim` hands out due runs once, through :func:`app.db.claim.claim_due`
+  (``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL, a compare-and-set on ``next_due_at``
+  on both backends: a row another claim moved or holds is skipped; see there why), and the run
+  is counted against the block in that same compare-and-set statement:
   ``next_due_at`` advances by ``interval_s`` (from now, when the monitor fell behind by more
   than that), ``runs_left`` drops by one, and the block's last run leaves it ``exhausted``. Each
   run handed out gets a fresh run id (the job's id, the history's run id) recorded in
@@ -46,6 +46,7 @@ from sqlalchemy import Row, Select, Update, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from app.db.claim import Read, claim_due
 from app.db.tables.monitors import ACTIVE, DELETED, EXHAUSTED, monitor_runs, monitors
 from app.errors import SondeError
 from app.history.records import utc
@@ -225,37 +226,29 @@ class MonitorStore:
         ]
 
     async def claim(self, now: datetime, limit: int) -> list[Claimed]:
-        """Hand out up to ``limit`` runs due at ``now``, each once (see the module docs)."""
-        query = (
-            select(monitors.c.id, monitors.c.monitor_id, monitors.c.url, monitors.c.interval_s,
-                   monitors.c.runs_left, monitors.c.next_due_at)
-            .where(monitors.c.state == ACTIVE, monitors.c.next_due_at <= now)
-            .order_by(monitors.c.next_due_at)
-            .limit(limit)
-        )  # fmt: skip
-        if self.engine.dialect.name == "postgresql":
-            query = query.with_for_update(skip_locked=True)
+        """Hand out up to ``limit`` runs due at ``now``, each once (see the module docs and
+        :func:`app.db.claim.claim_due`)."""
+
+        async def move(row: Read) -> dict[str, Any]:
+            following = utc(row.next_due_at) + timedelta(seconds=row.interval_s)
+            if following <= now:  # fell behind (no scheduler for a while): from now on
+                following = now + timedelta(seconds=row.interval_s)
+            left = max(row.runs_left - 1, 0)
+            return dict(next_due_at=following, runs_left=left, state=ACTIVE if left > 0 else EXHAUSTED)
+
         claimed: list[Claimed] = []
         async with self.engine.begin() as db:
-            for row in (await db.execute(query)).all():
+            async for row, moved in claim_due(
+                db, monitors, (monitors.c.monitor_id, monitors.c.url, monitors.c.interval_s, monitors.c.runs_left),
+                due=monitors.c.next_due_at, now=now, limit=limit, move=move,
+                where=(monitors.c.state == ACTIVE,), still=(monitors.c.state == ACTIVE,),
+            ):  # fmt: skip
                 due = utc(row.next_due_at)
-                following = due + timedelta(seconds=row.interval_s)
-                if following <= now:  # fell behind (no scheduler for a while): from now on
-                    following = now + timedelta(seconds=row.interval_s)
-                left = max(row.runs_left - 1, 0)
-                moved = await db.execute(
-                    update(monitors)
-                    .where(monitors.c.id == row.id, monitors.c.state == ACTIVE,
-                           monitors.c.next_due_at == row.next_due_at)
-                    .values(next_due_at=following, runs_left=left, state=ACTIVE if left > 0 else EXHAUSTED)
-                )  # fmt: skip
-                if moved.rowcount != 1:
-                    continue
                 run_id = secrets.token_hex(32)
                 await db.execute(
                     monitor_runs.insert().values(monitor=row.id, run_id=run_id, due_at=due, claimed_at=now)
                 )
-                claimed.append(Claimed(row.monitor_id, row.url, run_id, due, last=left == 0))
+                claimed.append(Claimed(row.monitor_id, row.url, run_id, due, last=moved["runs_left"] == 0))
         try:
             async with self.engine.begin() as db:
                 await self._give_back_lost(db, now)

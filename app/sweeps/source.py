@@ -2,15 +2,15 @@
 
 :meth:`SweepSource.due` claims, in one transaction, up to ``limit`` endpoints that are swept
 (:func:`app.registry.importer.refresh_swept`: an active, latest entry's endpoint, not skipped,
-one per ``server_id``) and due, oldest due first, skipping rows another scheduler holds locked
-(PostgreSQL ``FOR UPDATE SKIP LOCKED``), and each claim is an ``UPDATE`` that only holds while
-the row's due time is still the one read (SQLite reads outside the writer's lock), so two
-schedulers never both hand one endpoint out. Each claim gives the
-job a fresh id (the run id in the history), and moves the endpoint's due time on by the least
-interval (6 h), so a standby scheduler never hands it out again before the outcome is heard,
-and it is never probed twice in 6 hours even when the outcome is lost. An endpoint on the
-opt-out list (:mod:`app.optout`) is never handed out: it is marked ``skipped``/``opted_out`` and
-put off to the longest interval.
+one per ``server_id``) and due, oldest due first, through :func:`app.db.claim.claim_due`:
+rows another scheduler holds locked are skipped (PostgreSQL ``FOR UPDATE SKIP LOCKED``), and
+each claim is an ``UPDATE`` that only holds while the row's due time is still the one read
+(SQLite reads outside the writer's lock), so two schedulers never both hand one endpoint out.
+Each claim gives the job a fresh id (the run id in the history), and moves the endpoint's due
+time on by the least interval (6 h), so a standby scheduler never hands it out again before the
+outcome is heard, and it is never probed twice in 6 hours even when the outcome is lost. An
+endpoint on the opt-out list (:mod:`app.optout`) is never handed out: it is marked
+``skipped``/``opted_out`` and put off to the longest interval (the claim passes it over).
 
 :meth:`SweepSource.finished` records the outcome (status, reason, consecutive failures) and the
 next due time (:func:`app.sweeps.policy.next_due`), once per job id: an outcome heard twice, or
@@ -22,10 +22,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.claim import Read, claim_due
 from app.db.tables.registry import registry_endpoints
 from app.optout import OptOutList, matches
 from app.queue.model import PROBE, Job, Outcome
@@ -46,38 +48,31 @@ class SweepSource:
         self.optouts = OptOutList(engine)
 
     async def due(self, now: datetime, limit: int) -> list[Job]:
-        """Claim and return up to ``limit`` probe jobs due at ``now``."""
+        """Claim and return up to ``limit`` probe jobs due at ``now`` (see the module docs and
+        :func:`app.db.claim.claim_due`)."""
         table = registry_endpoints
         listed = await self.optouts.items()
         hold = now + timedelta(seconds=self.policy.min_interval_s)
         jobs: list[Job] = []
-        query = (
-            select(table.c.id, table.c.url, table.c.next_due)
-            .where(table.c.swept, table.c.next_due <= now)
-            .order_by(table.c.next_due)
-            .limit(limit)
-        )
-        if self.engine.dialect.name == "postgresql":
-            query = query.with_for_update(skip_locked=True)
         async with self.engine.begin() as db:
-            for key, url, due_at in (await db.execute(query)).all():
-                if matches(url, listed):
+
+            async def move(row: Read) -> dict[str, Any] | None:
+                if matches(row.url, listed):  # never handed out: skipped, and put off to the longest interval
                     await db.execute(
-                        update(table).where(table.c.id == key)
+                        update(table).where(table.c.id == row.id)
                         .values(next_due=now + timedelta(seconds=self.policy.max_interval_s),
                                 last_status="skipped", last_reason="opted_out")
                     )  # fmt: skip
-                    continue
-                job_id = uuid.uuid4().hex
-                claimed = await db.execute(
-                    update(table)
-                    .where(table.c.id == key, table.c.next_due == due_at)  # (unless another claimed it first)
-                    .values(next_due=hold, claimed_job=job_id, claimed_at=now)
-                )
-                if claimed.rowcount != 1:
-                    continue
+                    return None
+                return dict(next_due=hold, claimed_job=uuid.uuid4().hex, claimed_at=now)
+
+            async for (key, url, due_at), moved in claim_due(
+                db, table, (table.c.url,), due=table.c.next_due, now=now, limit=limit, move=move, where=(table.c.swept,)
+            ):
                 moment = due_at if due_at.tzinfo is not None else due_at.replace(tzinfo=UTC)
-                jobs.append(Job(kind=PROBE, id=job_id, source=SOURCE, ref=str(key), url=url, due_at=moment))
+                jobs.append(
+                    Job(kind=PROBE, id=moved["claimed_job"], source=SOURCE, ref=str(key), url=url, due_at=moment)
+                )
         return jobs
 
     async def finished(self, outcome: Outcome) -> None:

@@ -2,11 +2,12 @@
 
 A delivery is added in the transaction that raised its alert (:func:`add`, called by
 :mod:`app.monitors.store`), so an alert is never lost nor raised twice. :meth:`DeliveryStore.claim`
-hands out due attempts once: each is moved ``lease_s`` into the future in the same statement
-that finds it still due (a compare-and-set on ``next_attempt_at``, on both backends), and if
-its worker dies the attempt is due again when the lease ends. :meth:`DeliveryStore.record`
-logs an attempt and moves the delivery on in one transaction, once per ``(delivery,
-attempt)``: a redelivered attempt job is logged once.
+hands out due attempts once, through :func:`app.db.claim.claim_due`: each is moved ``lease_s``
+into the future in the same statement that finds it still due (a compare-and-set on
+``next_attempt_at``, on both backends, after a ``FOR UPDATE SKIP LOCKED`` select on
+PostgreSQL), and if its worker dies the attempt is due again when the lease ends.
+:meth:`DeliveryStore.record` logs an attempt and moves the delivery on in one transaction, once
+per ``(delivery, attempt)``: a redelivered attempt job is logged once.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from app.db.claim import Read, claim_due
 from app.db.tables.monitors import monitors
 from app.db.tables.webhooks import FAILED, PENDING, webhook_attempts, webhook_deliveries
 from app.history.records import utc
@@ -110,30 +113,20 @@ class DeliveryStore:
         self.engine = engine
 
     async def claim(self, now: datetime, limit: int, lease_s: float) -> list[Due]:
-        """Hand out up to ``limit`` attempts due at ``now``, each once (see the module docs)."""
-        query = (
-            select(webhook_deliveries.c.id, webhook_deliveries.c.delivery_id, webhook_deliveries.c.attempts,
-                   webhook_deliveries.c.next_attempt_at)
-            .where(webhook_deliveries.c.state == PENDING, webhook_deliveries.c.next_attempt_at <= now)
-            .order_by(webhook_deliveries.c.next_attempt_at)
-            .limit(limit)
-        )  # fmt: skip
-        if self.engine.dialect.name == "postgresql":
-            query = query.with_for_update(skip_locked=True)
+        """Hand out up to ``limit`` attempts due at ``now``, each once (see the module docs and
+        :func:`app.db.claim.claim_due`)."""
+
+        async def move(row: Read) -> dict[str, Any]:
+            return dict(next_attempt_at=now + timedelta(seconds=lease_s))
+
         claimed: list[Due] = []
         async with self.engine.begin() as db:
-            for row in (await db.execute(query)).all():
-                moved = await db.execute(
-                    update(webhook_deliveries)
-                    .where(
-                        webhook_deliveries.c.id == row.id,
-                        webhook_deliveries.c.state == PENDING,
-                        webhook_deliveries.c.next_attempt_at == row.next_attempt_at,
-                    )
-                    .values(next_attempt_at=now + timedelta(seconds=lease_s))
-                )
-                if moved.rowcount == 1:
-                    claimed.append(Due(row.delivery_id, row.attempts + 1, utc(row.next_attempt_at)))
+            async for row, _ in claim_due(
+                db, webhook_deliveries, (webhook_deliveries.c.delivery_id, webhook_deliveries.c.attempts),
+                due=webhook_deliveries.c.next_attempt_at, now=now, limit=limit, move=move,
+                where=(webhook_deliveries.c.state == PENDING,), still=(webhook_deliveries.c.state == PENDING,),
+            ):  # fmt: skip
+                claimed.append(Due(row.delivery_id, row.attempts + 1, utc(row.next_attempt_at)))
         return claimed
 
     async def target(self, delivery_id: str) -> Target | None:
