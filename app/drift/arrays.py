@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from app.drift import bounds
+from app.drift.bounds import ITEMS
 from app.drift.branches import Branch, item_conj, positions
 from app.drift.notes import Note, Place, answer, caution
 
@@ -36,43 +38,12 @@ def _place(check: Checker, place: Place, old: Branch, index: int) -> Place:
 
 def compare(check: Checker, new: Branch, old: Branch, place: Place, sink: list[Note]) -> None:
     """Compare the array keywords of a ``sup`` branch (``new``) with a ``sub`` piece (``old``)."""
-    low_new = new.min_items.value if new.min_items else 0
-    low_old = old.min_items.value if old.min_items else 0
-    at = (new.min_items.pointer if new.min_items else None, old.min_items.pointer if old.min_items else None)
-    depth = place.depth
-    if low_new > low_old:
-        shorter = check.sampler.arrays(old, depth, range(low_old, min(low_new, low_old + 3)))
-        check.fail(
-            sink,
-            "min_items",
-            place,
-            sup_at=at[0],
-            sub_at=at[1],
-            sup_val=low_new,
-            sub_val=low_old,
-            candidates=shorter,
-            branch=old,
-        )
-    elif low_old > low_new:
-        check.relax(sink, "min_items", sup_at=at[0], sub_at=at[1], sup_val=low_new, sub_val=low_old)
-    high_new = new.max_items.value if new.max_items else None
+    depth, arrays = place.depth, check.sampler.arrays
+    bounds.count(
+        check, ITEMS, True, new, old, place, sink, lambda n: arrays(old, depth, bounds.under(n, old.min_items))
+    )
+    bounds.count(check, ITEMS, False, new, old, place, sink, lambda n: arrays(old, depth, [n + 1]))
     high_old = old.max_items.value if old.max_items else None
-    at = (new.max_items.pointer if new.max_items else None, old.max_items.pointer if old.max_items else None)
-    if high_new is not None and (high_old is None or high_new < high_old):
-        longer = check.sampler.arrays(old, depth, [high_new + 1])
-        check.fail(
-            sink,
-            "max_items",
-            place,
-            sup_at=at[0],
-            sub_at=at[1],
-            sup_val=high_new,
-            sub_val=high_old,
-            candidates=longer,
-            branch=old,
-        )
-    elif high_old is not None and (high_new is None or high_new > high_old):
-        check.relax(sink, "max_items", sup_at=at[0], sub_at=at[1], sup_val=high_new, sub_val=high_old)
     if new.unique and not old.unique and (high_old is None or high_old >= 2):
         check.fail(
             sink,
@@ -99,26 +70,24 @@ def compare(check: Checker, new: Branch, old: Branch, place: Place, sink: list[N
 
 
 def _contains(check: Checker, new: Branch, old: Branch, place: Place, sink: list[Note], count: int) -> None:
-    low_old = old.min_items.value if old.min_items else 0
+    low_old = bounds.floor(old.min_items)
     for item in new.contains:
-        if item.low == 0 and item.high is None:
-            continue
+        if bounds.inside(0, None, item.low, item.high):
+            continue  # any count: the new ``contains`` asserts nothing
         if any(
-            check.same(item.schema.node, mine.schema.node)
-            and mine.low >= item.low
-            and (item.high is None or (mine.high is not None and mine.high <= item.high))
+            check.same(item.schema.node, mine.schema.node) and bounds.inside(mine.low, mine.high, item.low, item.high)
             for mine in old.contains
         ):
             continue
-        if item.high is None and low_old >= item.low:
+        if bounds.inside(low_old, None, item.low, item.high):
             quiet = [
                 check.admits((item.schema,), item_conj(old, index), Place(place.depth + 1, None))
                 for index in range(count + 1)
             ]
             if all(answer(notes) == "yes" for notes in quiet):
                 continue
-        if low_old < item.low:
-            shorter = check.sampler.arrays(old, place.depth, range(low_old, min(item.low, low_old + 3)))
+        if bounds.outside(low_old, item.low, True):
+            shorter = check.sampler.arrays(old, place.depth, bounds.under(item.low, old.min_items))
             check.fail(
                 sink,
                 "contains",

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from app.drift import regex
-from app.drift.jsonvalue import count, equal
+from app.drift import bounds, regex
+from app.drift.bounds import ITEMS, PROPERTIES
+from app.drift.jsonvalue import equal
 
 if TYPE_CHECKING:
     from app.drift.validate import Answer, Path, Validator
@@ -17,21 +18,6 @@ def _and(first: Answer, second: Answer) -> Answer:
     if first is False or second is False:
         return False
     return None if first is None or second is None else True
-
-
-def _sizes(
-    v: Validator, schema: dict[str, Any], ptr: Path, size: int, keywords: tuple[str, str]
-) -> tuple[bool, Answer]:
-    """The lower and upper bound of a size (``minItems``/``maxItems``, ``minProperties``/
-    ``maxProperties``): ``(True, answer)`` when one decides, ``(False, None)`` when both hold."""
-    for keyword, above in zip(keywords, (True, False), strict=True):
-        if keyword in schema:
-            limit = count(schema[keyword])
-            if limit is None:
-                return True, v.maybe("invalid_schema")
-            if size < limit if above else size > limit:
-                return True, v.no((ptr, keyword), keyword)
-    return False, None
 
 
 def array(v: Validator, schema: dict[str, Any], ptr: Path, inst: Any, depth: int) -> Answer:
@@ -55,7 +41,7 @@ def array(v: Validator, schema: dict[str, Any], ptr: Path, inst: Any, depth: int
             result = _and(result, v.check(tail, (ptr, tail_key), item, depth + 1))
         if result is False:
             return False
-    decided, answer = _sizes(v, schema, ptr, len(inst), ("minItems", "maxItems"))
+    decided, answer = bounds.sizes(v, schema, ptr, len(inst), ITEMS)
     if decided:
         return answer
     if schema.get("uniqueItems") is True:
@@ -71,17 +57,17 @@ def array(v: Validator, schema: dict[str, Any], ptr: Path, inst: Any, depth: int
 
 
 def _contains(v: Validator, schema: dict[str, Any], ptr: Path, inst: list[Any], depth: int) -> Answer:
-    low = count(schema.get("minContains", 1))
-    high = count(schema["maxContains"]) if "maxContains" in schema else None
-    if low is None or ("maxContains" in schema and high is None):
+    counts = bounds.contains_of(schema)
+    if counts is None:
         return v.maybe("invalid_schema")
+    low, high = counts
     failure = v.failed
     answers = [v.check(schema["contains"], (ptr, "contains"), item, depth + 1) for item in inst]
     v.failed = failure
     yes, maybe = answers.count(True), answers.count(None)
-    if yes + maybe < low or (high is not None and yes > high):
+    if not bounds.meets(yes, yes + maybe, low, high):
         return v.no((ptr, "contains"), "contains")
-    if yes >= low and (high is None or yes + maybe <= high):
+    if bounds.inside(yes, yes + maybe, low, high):
         return True
     return v.maybe("regex_unsupported" if v.reason is None else v.reason)
 
@@ -117,7 +103,7 @@ def members(v: Validator, schema: dict[str, Any], ptr: Path, inst: Any, depth: i
     for index, name in enumerate(required):
         if name not in inst:
             return v.no((ptr, "required", index), "required")
-    decided, answer = _sizes(v, schema, ptr, len(inst), ("minProperties", "maxProperties"))
+    decided, answer = bounds.sizes(v, schema, ptr, len(inst), PROPERTIES)
     if decided:
         return answer
     for keyword in ("dependentRequired", "dependentSchemas", "dependencies"):

@@ -15,6 +15,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from app.drift import scalars
+from app.drift.bounds import LENGTH, NUMBER
 from app.drift.branches import Branch, finite, kinds, kinds_of
 from app.drift.document import Conj
 from app.drift.jsonvalue import member
@@ -31,13 +32,9 @@ FAILED: dict[str, str] = {
     "enum": "enum_value",
     "const": "const",
     "false": "schema_false",
-    "minimum": "minimum",
-    "exclusiveMinimum": "minimum",
-    "maximum": "maximum",
-    "exclusiveMaximum": "maximum",
+    **NUMBER.failed(),
     "multipleOf": "multiple_of",
-    "minLength": "min_length",
-    "maxLength": "max_length",
+    **LENGTH.failed(),  # not the counts of arrays and objects: an old value they reject is ``value``
     "pattern": "pattern",
 }
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.drift import bounds
+from app.drift.bounds import ITEMS, LENGTH, NUMBER, PROPERTIES, Counts
 from app.drift.branches import Bound, Branch, Contains, Items, Limit, Opaque, Shape
 from app.drift.document import Ref, child
 from app.drift.jsonvalue import TYPE_ATOMS, Index, count, number
@@ -59,50 +61,38 @@ def _types(branch: Branch, node: dict[str, Any], ptr: str) -> None:
         branch.empty = True
 
 
-def _limit(branch: Branch, node: dict[str, Any], ptr: str, keyword: str, current: Limit | None) -> Limit | None:
+def _limit(
+    branch: Branch, node: dict[str, Any], ptr: str, family: Counts, lower: bool, current: Limit | None
+) -> Limit | None:
+    keyword = family.keyword(lower)
     if keyword not in node:
         return current
     value = count(node[keyword])
     if value is None:
         branch.invalid.append(child(ptr, keyword))
         return current
-    lower = keyword.startswith("min")
-    if current is None or (value > current.value if lower else value < current.value):
+    if bounds.stricter((value, False), bounds.counted(current), lower):
         return Limit(value, child(ptr, keyword))
     return current
 
 
 def _bound(branch: Branch, node: dict[str, Any], ptr: str, lower: bool) -> None:
-    keyword = "minimum" if lower else "maximum"
-    exclusive = "exclusiveMinimum" if lower else "exclusiveMaximum"
     found: list[Bound] = []
-    if keyword in node:
-        value = number(node[keyword])
-        strict = node.get(exclusive) is True
-        raw = {keyword: node[keyword]} | ({exclusive: True} if strict else {})
+    for keyword, value, strict in bounds.numbers_of(node, lower):
         if value is None:
             branch.invalid.append(child(ptr, keyword))
-        else:
-            found.append(Bound(value, strict, child(ptr, keyword), raw))
-    if exclusive in node and not isinstance(node[exclusive], bool):
-        value = number(node[exclusive])
-        if value is None:
-            branch.invalid.append(child(ptr, exclusive))
-        else:
-            found.append(Bound(value, True, child(ptr, exclusive), {exclusive: node[exclusive]}))
+            continue
+        raw = {keyword: node[keyword]}
+        if strict and keyword == NUMBER.keyword(lower):
+            raw[NUMBER.keywords(lower)[1]] = True  # the draft-04 flag is shown with its bound
+        found.append(Bound(value, strict, child(ptr, keyword), raw))
     for bound in found:
         current = branch.lo if lower else branch.hi
-        if current is None or _tighter(bound, current, lower):
+        if bounds.stricter(bounds.point(bound), bounds.point(current), lower):
             if lower:
                 branch.lo = bound
             else:
                 branch.hi = bound
-
-
-def _tighter(bound: Bound, than: Bound, lower: bool) -> bool:
-    if bound.value == than.value:
-        return bound.exclusive and not than.exclusive
-    return bound.value > than.value if lower else bound.value < than.value
 
 
 def _numbers(branch: Branch, node: dict[str, Any], ptr: str) -> None:
@@ -114,8 +104,8 @@ def _numbers(branch: Branch, node: dict[str, Any], ptr: str) -> None:
             branch.invalid.append(child(ptr, "multipleOf"))
         else:
             branch.multiples.append((step, child(ptr, "multipleOf"), node["multipleOf"]))
-    branch.min_len = _limit(branch, node, ptr, "minLength", branch.min_len)
-    branch.max_len = _limit(branch, node, ptr, "maxLength", branch.max_len)
+    branch.min_len = _limit(branch, node, ptr, LENGTH, True, branch.min_len)
+    branch.max_len = _limit(branch, node, ptr, LENGTH, False, branch.max_len)
     for keyword, target in (("pattern", branch.patterns), ("format", branch.formats)):
         if keyword in node:
             if isinstance(node[keyword], str):
@@ -143,17 +133,16 @@ def _arrays(branch: Branch, node: dict[str, Any], ptr: str) -> None:
                     ptr,
                 )
             )
-    branch.min_items = _limit(branch, node, ptr, "minItems", branch.min_items)
-    branch.max_items = _limit(branch, node, ptr, "maxItems", branch.max_items)
+    branch.min_items = _limit(branch, node, ptr, ITEMS, True, branch.min_items)
+    branch.max_items = _limit(branch, node, ptr, ITEMS, False, branch.max_items)
     if node.get("uniqueItems") is True:
         branch.unique = branch.unique or child(ptr, "uniqueItems")
     if "contains" in node:
-        low = count(node.get("minContains", 1))
-        high = count(node["maxContains"]) if "maxContains" in node else None
-        if low is None or ("maxContains" in node and high is None):
+        counts = bounds.contains_of(node)
+        if counts is None:
             branch.invalid.append(child(ptr, "contains"))
         else:
-            branch.contains.append(Contains(Ref(node["contains"], child(ptr, "contains")), low, high, ptr))
+            branch.contains.append(Contains(Ref(node["contains"], child(ptr, "contains")), *counts, ptr))
     if node.get("unevaluatedItems", True) is not True:
         branch.opaque.append(Opaque("unevaluated", child(ptr, "unevaluatedItems"), (node["unevaluatedItems"],), _ARRAY))
 
@@ -179,8 +168,8 @@ def _objects(branch: Branch, node: dict[str, Any], ptr: str) -> None:
     else:
         for index, name in enumerate(required):
             branch.required.setdefault(name, child(ptr, "required", index))
-    branch.min_props = _limit(branch, node, ptr, "minProperties", branch.min_props)
-    branch.max_props = _limit(branch, node, ptr, "maxProperties", branch.max_props)
+    branch.min_props = _limit(branch, node, ptr, PROPERTIES, True, branch.min_props)
+    branch.max_props = _limit(branch, node, ptr, PROPERTIES, False, branch.max_props)
     if "propertyNames" in node:
         branch.names.append(Ref(node["propertyNames"], child(ptr, "propertyNames")))
     for keyword in ("dependentRequired", "dependencies", "dependentSchemas"):

@@ -20,9 +20,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
+from app.drift import bounds
 from app.drift import keys as keys_module
+from app.drift.bounds import PROPERTIES
 from app.drift.branches import Branch, Undecided, key_conj
 from app.drift.document import Ref
 from app.drift.keys import holding, lacking, place_for, values_of
@@ -125,47 +128,18 @@ def _required(check: Checker, new: Branch, old: Branch, place: Place, sink: list
 def _counts(check: Checker, new: Branch, old: Branch, keys: list[str], place: Place, sink: list[Note]) -> None:
     """Member counts; an old object holds at least its required members, and at most the members
     it may hold at all when no pattern or ``additionalProperties`` admits others."""
-    low_new = new.min_props.value if new.min_props else 0
-    low_old = old.min_props.value if old.min_props else 0
-    held = max(low_old, len(old.required))
-    at = (new.min_props.pointer if new.min_props else None, old.min_props.pointer if old.min_props else None)
-    if low_new > held:
-        fewer = check.sampler.objects(old, place.depth, range(low_old, min(low_new, low_old + 3)))
-        check.fail(
-            sink,
-            "min_properties",
-            place,
-            sup_at=at[0],
-            sub_at=at[1],
-            sup_val=low_new,
-            sub_val=low_old,
-            candidates=fewer,
-            branch=old,
-        )
-    elif low_old > low_new:
-        check.relax(sink, "min_properties", sup_at=at[0], sub_at=at[1], sup_val=low_new, sub_val=low_old)
-    high_new = new.max_props.value if new.max_props else None
-    high_old = old.max_props.value if old.max_props else None
-    most = high_old
+    objects, depth = check.sampler.objects, place.depth
+
+    def fewer(low: int) -> Iterator[dict[str, Any]]:
+        return objects(old, depth, bounds.under(low, old.min_props))
+
+    held = max(bounds.floor(old.min_props), len(old.required))
+    bounds.count(check, PROPERTIES, True, new, old, place, sink, fewer, reach=held)
+    most = old.max_props.value if old.max_props else None
     if not keys_module.entries(check, old):
         count = sum(1 for key in keys if check.sampler.member(old, key) is not None)
         most = count if most is None else min(most, count)
-    at = (new.max_props.pointer if new.max_props else None, old.max_props.pointer if old.max_props else None)
-    if high_new is not None and (most is None or high_new < most):
-        more = check.sampler.objects(old, place.depth, [high_new + 1])
-        check.fail(
-            sink,
-            "max_properties",
-            place,
-            sup_at=at[0],
-            sub_at=at[1],
-            sup_val=high_new,
-            sub_val=high_old,
-            candidates=more,
-            branch=old,
-        )
-    elif high_old is not None and (high_new is None or high_new > high_old):
-        check.relax(sink, "max_properties", sup_at=at[0], sub_at=at[1], sup_val=high_new, sub_val=high_old)
+    bounds.count(check, PROPERTIES, False, new, old, place, sink, lambda n: objects(old, depth, [n + 1]), reach=most)
 
 
 def _dependent(check: Checker, new: Branch, old: Branch, place: Place, sink: list[Note]) -> None:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.drift import containers, regex
+from app.drift import bounds, containers, regex
+from app.drift.bounds import LENGTH
 from app.drift.document import Conj, Document, child
-from app.drift.jsonvalue import TYPE_ATOMS, Index, atom_of, count, equal, number
+from app.drift.jsonvalue import TYPE_ATOMS, Index, atom_of, equal, number
 from app.drift.limits import Budget
 
 MAX_DEPTH = 64
@@ -149,21 +150,12 @@ class Validator:
         value = number(inst)
         if value is None:
             return True
-        for keyword, above in (("minimum", True), ("maximum", False)):
-            if keyword in schema:
-                bound = number(schema[keyword])
+        for lower in (True, False):
+            for keyword, bound, strict in bounds.numbers_of(schema, lower):
                 if bound is None:
                     return self.maybe("invalid_schema")
-                strict = schema.get("exclusiveM" + keyword[1:]) is True
-                if (value < bound if above else value > bound) or (strict and value == bound):
+                if bounds.outside(value, bound, lower, strict):
                     return self.no((ptr, keyword), keyword)
-            exclusive = "exclusiveM" + keyword[1:]
-            if exclusive in schema and not isinstance(schema[exclusive], bool):
-                bound = number(schema[exclusive])
-                if bound is None:
-                    return self.maybe("invalid_schema")
-                if value <= bound if above else value >= bound:
-                    return self.no((ptr, exclusive), exclusive)
         if "multipleOf" in schema:
             step = number(schema["multipleOf"])
             if step is None or step <= 0:
@@ -175,13 +167,9 @@ class Validator:
     def _string(self, schema: dict[str, Any], ptr: Path, inst: Any, depth: int) -> Answer:
         if not isinstance(inst, str):
             return True
-        for keyword, above in (("minLength", True), ("maxLength", False)):
-            if keyword in schema:
-                limit = count(schema[keyword])
-                if limit is None:
-                    return self.maybe("invalid_schema")
-                if len(inst) < limit if above else len(inst) > limit:
-                    return self.no((ptr, keyword), keyword)
+        decided, answer = bounds.sizes(self, schema, ptr, len(inst), LENGTH)
+        if decided:
+            return answer
         if "pattern" in schema:
             pattern = schema["pattern"]
             found = regex.search(pattern, inst) if isinstance(pattern, str) else None
