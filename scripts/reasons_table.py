@@ -1,4 +1,4 @@
-"""Rewrite the README's reason table from app/probe/reasons.py (run after adding a reason)."""
+"""Rewrite the reason table of docs/checks.md from app/probe/reasons.py (run after adding a reason)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from app.probe.reasons import REASONS
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "checks.md"
 
 
 def main() -> None:
@@ -16,8 +16,8 @@ def main() -> None:
         f"| `{key}` | {status} | {meaning.replace('|', '/')} |" for key, (status, meaning) in REASONS.items()
     )
     block = f"<!-- reasons:start -->\n| reason | status | meaning |\n|---|---|---|\n{rows}\n<!-- reasons:end -->"
-    text = README.read_text()
-    README.write_text(re.sub(r"<!-- reasons:start -->.*?<!-- reasons:end -->", block, text, flags=re.DOTALL))
+    text = PAGE.read_text()
+    PAGE.write_text(re.sub(r"<!-- reasons:start -->.*?<!-- reasons:end -->", block, text, flags=re.DOTALL))
 
 
 if __name__ == "__main__":
