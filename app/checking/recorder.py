@@ -1,14 +1,18 @@
 """Served checks into the history, never in a check's way.
 
 A served full check (never a private one: with the caller's credentials, or of a URL with a
-query string, :func:`private`) becomes a :class:`app.history.records.Run` and
-is put on a bounded queue (:data:`QUEUE_RUNS`); one task per process writes the queue to the
-database. The check's answer never waits for the database: while it does not answer, runs
-wait in the queue (retried with backoff, 0.5 s up to 30 s) and past its bound the newest run is
-dropped, counted (``mcp_sonde_history_runs_total{outcome="lost"}``) and logged once a minute.
-A run the database refuses for a fault of its own (a constraint, bad data) is lost, not
-retried. On stop, what is queued gets a few seconds to be written. ``/readyz`` shows the
-queue and whether the database answers.
+query string, :func:`private`) becomes a :class:`app.history.records.Run`, written to this
+process's outbox (:mod:`app.checking.outbox`) before the answer leaves; one task per process
+writes the outbox to the database. The check's answer never waits for the database: while it
+does not answer, runs wait in the outbox on disk (retried with backoff, 0.5 s up to 30 s), and
+they survive a stop or a crash of the process: the next start, or any process of the same data
+directory that finds the file orphaned (at its start and every :data:`ADOPT_EVERY_S`), writes
+them. A run the database refuses for a fault of its own (a constraint, bad data) is dropped,
+not retried. On a graceful stop the writer gets :data:`DRAIN_ON_STOP_S` to empty the outbox,
+and what is left stays in the file for the next start. Counted in
+``mcp_sonde_history_runs_total{outcome}`` (``queued``: kept in the outbox; ``stored``;
+``duplicate``; ``retried``: a write the database did not answer, tried again; ``dropped``);
+``mcp_sonde_history_queue`` is what waits. ``/readyz`` shows it and whether the database answers.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,14 +30,18 @@ import anyio
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from app.checking import outbox
 from app.checking.metrics import Metrics
 from app.history.records import Run
 from app.history.store import History
 from app.suite.model import CheckResult
 
 logger = logging.getLogger("mcp_sonde.history")
-QUEUE_RUNS = 1000
 DRAIN_ON_STOP_S = 5.0
+#: How often orphaned outbox files (of processes gone) are looked for, seconds.
+ADOPT_EVERY_S = 30.0
+#: Runs read from the outbox at a time.
+BATCH = 100
 #: Longest wait for the database's answer to ``/readyz``'s ping, seconds.
 PING_S = 1.0
 
@@ -76,63 +86,143 @@ def transient(exc: Exception) -> bool:
 
 
 class Recorder:
-    """The queue and its writer (see the module docs)."""
+    """The outbox and its writer (see the module docs).
 
-    def __init__(self, history: History, metrics: Metrics, capacity: int = QUEUE_RUNS) -> None:
+    Args:
+        history: the store runs are written to.
+        metrics: where runs are counted.
+        directory: the outbox directory (``<data_dir>/outbox``).
+    """
+
+    def __init__(self, history: History, metrics: Metrics, directory: Path) -> None:
         self.history = history
+        self.directory = directory
         self._metrics = metrics
-        self._queue: asyncio.Queue[Run] = asyncio.Queue(capacity)
+        self._own: outbox.OutboxFile | None = None
         self._task: asyncio.Task[None] | None = None
+        self._adopter: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()  # (set while this process's outbox is empty)
         self._told = 0.0
         self._writing = False
+        self._closing = False
         self.answering = True
 
-    def submit(self, run: Run) -> None:
-        """Queue ``run`` (never waits; a credentialed run is refused here already)."""
-        if run.credentialed:
-            return
-        try:
-            self._queue.put_nowait(run)
-        except asyncio.QueueFull:
-            self._metrics.history_runs.labels(outcome="lost").inc()
-            if time.monotonic() - self._told > 60:
-                self._told = time.monotonic()
-                logger.error("the history queue is full (%d runs): served checks are not being kept", QUEUE_RUNS)
-            return
-        self._metrics.history_queue.set(self._queue.qsize())
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._write())
+    @property
+    def own(self) -> outbox.OutboxFile:
+        """This process's outbox file (made on first use).
 
-    async def _write(self) -> None:
+        Raises:
+            OSError: the data directory cannot be written.
+        """
+        if self._own is None:
+            self._own = outbox.create(self.directory)
+        return self._own
+
+    def start(self) -> None:
+        """Start the writer and the adopter of orphaned files (within a running loop)."""
+        self._ensure_writer()
+        if self._adopter is None:
+            self._adopter = asyncio.get_running_loop().create_task(self._adopt_forever())
+
+    def submit(self, run: Run) -> bool:
+        """Keep ``run`` in the outbox, durably, and wake the writer; ``False`` when it was not kept
+        (a credentialed run, refused here already; the outbox full or its disk failing)."""
+        if run.credentialed:
+            return False
+        try:
+            kept = self.own.put(run)
+        except (OSError, sqlite3.Error) as exc:
+            self._dropped(f"the outbox cannot be written ({type(exc).__name__})")
+            return False
+        if not kept:
+            self._dropped(f"the outbox is full ({outbox.MAX_RUNS} runs)")
+            return False
+        self._metrics.history_runs.labels(outcome="queued").inc()
+        self._metrics.history_queue.set(self.own.size)
+        self._idle.clear()
+        self._ensure_writer()
+        self._wake.set()
+        return True
+
+    def _dropped(self, why: str) -> None:
+        self._metrics.history_runs.labels(outcome="dropped").inc()
+        if time.monotonic() - self._told > 60:
+            self._told = time.monotonic()
+            logger.error("%s: served checks are not being kept", why)
+
+    def _ensure_writer(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._write_forever())
+
+    async def _write_forever(self) -> None:
+        while not self._closing:
+            await self._drain(self.own)
+            if self._closing:
+                return
+            self._wake.clear()
+            if self.own.size == 0:
+                self._idle.set()
+                await self._wake.wait()
+
+    async def _drain(self, file: outbox.OutboxFile) -> None:
+        """Write ``file``'s runs to the history until it is empty (or the recorder closes)."""
         pause = 0.5
-        while not self._queue.empty():
-            run = self._queue.get_nowait()
-            self._writing = True
-            waited = False
-            while True:
-                try:
-                    stored = await self.history.record(run)
-                except Exception as exc:
-                    if not transient(exc):  # refused for a fault of the data: not retried
-                        logger.error("the history refused a run: %s", type(exc).__name__)
-                        self._metrics.history_runs.labels(outcome="lost").inc()
-                        break
-                    if not waited:
-                        waited = True
-                        self._metrics.history_runs.labels(outcome="queued").inc()
-                    self._down(exc)
-                    await asyncio.sleep(pause)
-                    pause = min(pause * 2, 30.0)
-                    continue
-                self.answering, pause = True, 0.5
-                self._metrics.history_runs.labels(outcome="stored" if stored else "duplicate").inc()
-                break
-            self._writing = False
-            self._metrics.history_queue.set(self._queue.qsize())
+        while file.size > 0 and not self._closing:
+            for run in file.pending(BATCH):
+                self._writing = True
+                while True:
+                    try:
+                        stored = await self.history.record(run)
+                    except Exception as exc:
+                        if not transient(exc):  # refused for a fault of the data: not retried
+                            logger.error("the history refused a run: %s", type(exc).__name__)
+                            self._metrics.history_runs.labels(outcome="dropped").inc()
+                            break
+                        self._metrics.history_runs.labels(outcome="retried").inc()
+                        self._down(exc)
+                        self._writing = False
+                        await asyncio.sleep(pause)
+                        if self._closing:
+                            return
+                        pause = min(pause * 2, 30.0)
+                        self._writing = True
+                        continue
+                    self.answering, pause = True, 0.5
+                    self._metrics.history_runs.labels(outcome="stored" if stored else "duplicate").inc()
+                    break
+                file.done(run.run_id)
+                self._writing = False
+                if file is self._own:
+                    self._metrics.history_queue.set(file.size)
+                if self._closing:
+                    return
+
+    async def _adopt_forever(self) -> None:
+        while not self._closing:
+            try:
+                await self.adopt()
+            except Exception as exc:  # (a disk fault): tried again at the next turn
+                logger.warning("orphaned outbox files not adopted: %s", type(exc).__name__)
+            await asyncio.sleep(ADOPT_EVERY_S)
+
+    async def adopt(self) -> int:
+        """Drain every orphaned outbox file of the data directory into the history, then delete
+        it; how many were adopted (a file left unfinished by a stop is left for the next one)."""
+        adopted = 0
+        own = self._own.path if self._own is not None else None
+        for file in outbox.orphans(self.directory, own):
+            adopted += 1
+            left = file.size
+            if left:
+                logger.info("adopting an outbox of a process gone: %d runs", left)
+            await self._drain(file)
+            file.close(remove=file.size == 0)
+        return adopted
 
     def _down(self, exc: BaseException) -> None:
         if self.answering:
-            logger.warning("the history database does not answer (%s): runs wait in the queue", type(exc).__name__)
+            logger.warning("the history database does not answer (%s): runs wait in the outbox", type(exc).__name__)
         self.answering = False
 
     async def state(self) -> dict[str, Any]:
@@ -143,17 +233,27 @@ class Recorder:
                 answers = await self.history.ping()
         except TimeoutError:
             answers = False
-        writing = self._task is not None and not self._task.done() and self._writing
+        queued = self._own.size if self._own is not None else 0
         if not answers:
             self.answering = False
-        elif not writing and self._queue.empty():
+        elif not self._writing and queued == 0:
             self.answering = True  # (nothing waits: the ping is the latest word)
-        return {"ok": answers and self.answering, "queued": self._queue.qsize() + writing}
+        return {"ok": answers and self.answering, "queued": queued}
 
     async def aclose(self) -> None:
-        """Give the queue a few seconds to be written, then release the database."""
-        if self._task is not None and not self._task.done():
+        """Give the writer :data:`DRAIN_ON_STOP_S` to empty the outbox, then stop it; what is left
+        stays on disk for the next start. Release the database."""
+        if self._task is not None and not self._task.done() and self._own is not None and self._own.size:
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(self._task), DRAIN_ON_STOP_S)
-            self._task.cancel()
+                await asyncio.wait_for(self._idle.wait(), DRAIN_ON_STOP_S)
+        self._closing = True
+        self._wake.set()
+        for task in (self._task, self._adopter):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if self._own is not None:
+            self._own.close(remove=self._own.size == 0)
+            self._own = None
         await self.history.aclose()

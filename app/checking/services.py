@@ -259,7 +259,7 @@ def build_services(
         payments=PaymentGate(settings, traced, store),
         attestor=Attestor(ring),
         attestations=AttestationStore(store, settings.attestation_ttl_s),
-        recorder=Recorder(history, metrics),
+        recorder=Recorder(history, metrics, settings.data_dir / "outbox"),
         diff_slots=anyio.CapacityLimiter(DIFF_SLOTS),
         pruner=Pruner(
             history,

@@ -26,6 +26,7 @@ async def _work(settings: Settings, stop: asyncio.Event) -> None:
     services = build_services(settings)
     try:
         ctx = context_for(services)
+        services.recorder.start()  # (runs a job could only leave in the outbox are written from there)
         logger.info("worker started: %d jobs at once from %s", settings.worker_concurrency, settings.jobs_queue)
         await ctx.optouts.warm()  # (the opt-out list read before the first job)
         await work(ctx, stream_broker(settings), settings.worker_concurrency, stop)

@@ -126,6 +126,7 @@ def create_app(
             await services.aclose()
             raise
         services.pruner.start()  # (runs past their retention: a prune now and then, never in a check's way)
+        services.recorder.start()  # (runs kept in outboxes, this process's or a gone one's, written now)
         if services.payments.enabled:
             try:
                 # A facilitator that answers without every payment option fails the start
