@@ -4,7 +4,7 @@ Policy: every label takes values from a closed set, so no client can add series:
 the app's route paths (``other`` for anything else), methods the HTTP methods of RFC 9110
 section 9 plus PATCH (``other`` for any other token), statuses the three digits of a status
 code, outcomes our own keys. The registry also carries the process and platform collectors.
-It is per process: under ``--workers`` > 1 each scrape reads one worker (see the README).
+It is per process: under ``--workers`` > 1 each scrape reads one worker (see docs/operations.md).
 
 ``/metrics`` may need a bearer token (setting ``metrics_token``; RFC 6750 section 2.1): it is
 compared in constant time and never logged.
