@@ -3,14 +3,23 @@
 Policy: facts are recorded as soon as they are known, so a probe that runs out of time or
 fails late still reports everything it learned before (server info, version, tools so far).
 The first failure decides the status; later steps do not overwrite it.
+
+The fields of a result are declared here, once, in the order it is served: :class:`Probed` and
+:class:`Facts` (what a probe records) and :class:`StepTimes` (its timings). :class:`Findings`
+is the record a probe fills in, built on them; :class:`app.probe.result.ProbeResult` is the
+validated model built on the same classes, with the status and reason the verdict gives it.
+Pydantic reads the annotations when the result models are built, so the types they name are
+imported only then (a fast CLI start).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field
 
 from app.probe.classify import Verdict
 from app.probe.evidence import Evidence
@@ -26,9 +35,13 @@ class Stopped(Exception):
     """The conversation cannot go on; the failure that stopped it is already recorded."""
 
 
+#: A list of keys: the dataclasses take the default from ``field()``, pydantic from the annotation.
+Keys = Annotated[list[str], Field(default_factory=list)]
+
+
 @dataclass
 class StepTimes:
-    """Milliseconds per step as the probe measures them (see :class:`app.probe.result.Timings`)."""
+    """Milliseconds per step as the probe measures them: the fields of :class:`app.probe.result.Timings`."""
 
     dns_ms: float | None = None
     discover_ms: float | None = None
@@ -36,21 +49,27 @@ class StepTimes:
     initialize_ms: float | None = None
     initialized_ms: float | None = None
     tools_list_ms: float | None = None
-    tools_call_ms: float | None = None
+    tools_call_ms: Annotated[float | None, Field(description="The refusal call (tools/call of a made-up name).")] = None
     session_end_ms: float | None = None
     total_ms: float | None = None
 
 
-@dataclass
-class Findings:
-    """Mutable record of one probe; see :class:`app.probe.result.ProbeResult` for the fields."""
+@dataclass(kw_only=True)
+class Probed:
+    """What was probed and when: the first fields of a result."""
 
     url: str
     checked_at: datetime
-    light: bool
-    verdict: Verdict | None = None
+
+
+@dataclass(kw_only=True)
+class Facts(Probed):
+    """What a probe records, in the order a result serves it (see :class:`app.probe.result.ProbeResult`;
+    its status and reason come between :class:`Probed` and these)."""
+
     failed_step: str | None = None
-    current_step: str | None = None
+    detail: str | None = None
+    light: bool = False
     era: Literal["modern", "legacy"] | None = None
     protocol_version: str | None = None
     transport: Literal["streamable_http", "sse"] | None = None
@@ -58,14 +77,35 @@ class Findings:
     capabilities: dict[str, Any] | None = None
     instructions: str | None = None
     latency_ms: float | None = None
-    http_status: int | None = None
+    timings: StepTimes = field(default_factory=StepTimes)
     tools: ToolsInfo | None = None
     session: SessionInfo | None = None
     auth: AuthInfo | None = None
     tls: TlsInfo | None = None
-    addresses: list[str] = field(default_factory=list)
-    timings: StepTimes = field(default_factory=StepTimes)
-    warnings: list[str] = field(default_factory=list)
+    http_status: int | None = None
+    retry_after: int | None = None
+    location: str | None = None
+    addresses: Keys = field(default_factory=list)
+    warnings: Keys = field(default_factory=list)
+
+
+#: The fields a result takes from the record as they are.
+FACTS = tuple(fact.name for fact in fields(Facts))
+
+
+def name_models(*models: type) -> None:
+    """Bind the result models that the annotations of :class:`Facts` name in this module, where
+    pydantic looks for them when it builds a model on :class:`Facts` (this module does not import
+    them: :mod:`app.probe.result` does, and calls this before it builds one)."""
+    globals().update((model.__name__, model) for model in models)
+
+
+@dataclass(kw_only=True)
+class Findings(Facts):
+    """Mutable record of one probe: the facts of its result, the verdict that decides it, the step now running."""
+
+    verdict: Verdict | None = None
+    current_step: str | None = None
     evidence: Evidence = field(default_factory=Evidence)
     observer: Callable[[str], None] | None = None
 
@@ -82,6 +122,7 @@ class Findings:
             return
         self.verdict = verdict
         self.failed_step = step
+        self.detail, self.retry_after, self.location = verdict.detail, verdict.retry_after, verdict.location
         if http_status is not None:
             self.http_status = http_status
 
@@ -96,21 +137,11 @@ class Findings:
         return self.verdict is not None
 
     def to_result(self) -> ProbeResult:
-        """Build the immutable result; a probe with no failure is ``ok``.
-
-        Every result field that a probe learns step by step has a field of the same name here;
-        the verdict supplies the rest.
-        """
+        """Build the immutable result; a probe with no failure is ``ok``."""
         from app.probe.result import ProbeResult
 
-        verdict = self.verdict or Verdict("ok")
-        learned = {name: getattr(self, name) for name in ProbeResult.model_fields if hasattr(self, name)}
-        learned["timings"] = asdict(self.timings)
-        return ProbeResult(
-            **learned,
-            status=status_of(verdict.reason),
-            reason=verdict.reason,
-            detail=verdict.detail,
-            retry_after=verdict.retry_after,
-            location=verdict.location,
-        )
+        reason = "ok" if self.verdict is None else self.verdict.reason
+        state = vars(self)
+        facts = {name: state[name] for name in FACTS}
+        facts["timings"] = vars(self.timings)
+        return ProbeResult(**facts, status=status_of(reason), reason=reason)

@@ -7,12 +7,13 @@ names and instructions as data, never as instructions or markup.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.probe.auth import AuthInfo
+from app.probe.findings import Facts, Probed, StepTimes, name_models
 from app.probe.reasons import REASONS, Status
 from app.probe.tls import TlsInfo
 
@@ -61,22 +62,26 @@ class SessionInfo(BaseModel):
     end_status: int | None = Field(default=None, description="HTTP status of the closing DELETE, if sent.")
 
 
-class Timings(BaseModel):
+class Timings(BaseModel, StepTimes):
     """Milliseconds spent per step; ``None`` for steps not run."""
 
     model_config = ConfigDict(extra="forbid")
-    dns_ms: float | None = None
-    discover_ms: float | None = None
-    sse_connect_ms: float | None = None
-    initialize_ms: float | None = None
-    initialized_ms: float | None = None
-    tools_list_ms: float | None = None
-    tools_call_ms: float | None = Field(default=None, description="The refusal call (tools/call of a made-up name).")
-    session_end_ms: float | None = None
-    total_ms: float | None = None
 
 
-class ProbeResult(BaseModel):
+name_models(ServerInfo, ToolsInfo, SessionInfo, AuthInfo, TlsInfo)
+
+
+@dataclass(kw_only=True)
+class Decided(Probed):
+    """The fields a result takes from the verdict; served after :class:`~app.probe.findings.Probed`
+    and before :class:`~app.probe.findings.Facts`, where the order of :class:`ProbeResult`'s bases
+    puts them."""
+
+    status: Status
+    reason: str
+
+
+class ProbeResult(BaseModel, Facts, Decided):
     """One live check of an MCP endpoint.
 
     Attributes:
@@ -102,30 +107,8 @@ class ProbeResult(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    url: str
-    checked_at: datetime
-    status: Status
-    reason: str
-    failed_step: str | None = None
-    detail: str | None = None
-    light: bool = False
-    era: Literal["modern", "legacy"] | None = None
-    protocol_version: str | None = None
-    transport: Literal["streamable_http", "sse"] | None = None
-    server: ServerInfo | None = None
-    capabilities: dict[str, Any] | None = None
-    instructions: str | None = None
-    latency_ms: float | None = None
+    # the fields are those of the bases, in their order; the record's StepTimes are served as Timings
     timings: Timings = Field(default_factory=Timings)
-    tools: ToolsInfo | None = None
-    session: SessionInfo | None = None
-    auth: AuthInfo | None = None
-    tls: TlsInfo | None = None
-    http_status: int | None = None
-    retry_after: int | None = None
-    location: str | None = None
-    addresses: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
     untrusted_content: Literal[True] = True
 
     @model_validator(mode="after")
