@@ -36,12 +36,12 @@ from pydantic import AnyHttpUrl
 
 from app.http.app import create_app
 from app.settings import PaymentNetwork, Settings
+from tests.http.mcp.test_tool import call
 from tests.payment.chain import PRICE, START_BALANCE, decode, facilitator_app, new_chain, pay
 from tests.servers.node import server_everything
 from tests.servers.ports import free_port
 from tests.servers.sdk_apps import build_app
 from tests.servers.uvicorn_thread import serve
-from tests.http.mcp.test_tool import call
 
 FREE = {"X-Free-Pool": "1"}
 

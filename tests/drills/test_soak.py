@@ -26,7 +26,7 @@ from tests.servers.raw_mcp import MiniMcp
 from tests.servers.sdk_apps import build_app
 from tests.servers.uvicorn_thread import serve
 
-pytestmark = pytest.mark.soak
+pytestmark = [pytest.mark.soak, pytest.mark.timeout(900)]  # (a drill on a loaded machine takes minutes)
 
 CLIENTS = 200
 

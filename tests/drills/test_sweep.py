@@ -14,7 +14,7 @@ from bench.sweep import HOST_CONCURRENCY, HOST_START_INTERVAL_S, Figures, drill,
 from tests.history.conftest import need_postgres
 from tests.servers.redis_server import shared_redis_url
 
-pytestmark = pytest.mark.soak
+pytestmark = [pytest.mark.soak, pytest.mark.timeout(900)]  # (a drill on a loaded machine takes minutes)
 ENDPOINTS, HOSTS = 300, 10
 
 
