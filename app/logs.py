@@ -27,7 +27,6 @@ import io
 import logging
 import sys
 import threading
-import time
 from contextvars import ContextVar
 from typing import Any, Final, Literal, TextIO
 
@@ -80,10 +79,10 @@ def service_logging(log_format: LogFormat = "json") -> dict[str, Any]:
         "formatters": {"records": _formatter(log_format)},
         "handlers": {
             "stderr": {
-                "class": "logging.StreamHandler",
+                "()": "app.logs.LineHandler",
+                "stream": "stderr",
                 "formatter": "records",
                 "filters": ["request_id"],
-                "stream": "ext://sys.stderr",
             },
             "access": {"()": "app.logs.LineHandler"},
         },
@@ -99,39 +98,54 @@ def service_logging(log_format: LogFormat = "json") -> dict[str, Any]:
     }
 
 
-def _buffered_stdout() -> TextIO:
-    """A 64 kB-buffered text stream over stdout's file descriptor (stdout itself where it has none)."""
+def _raw(name: Literal["stdout", "stderr"]) -> io.FileIO | TextIO:
+    """An unbuffered binary file over the stream's descriptor (the text stream itself where it has none)."""
+    stream = getattr(sys, name)
     try:
-        descriptor = sys.stdout.fileno()
+        descriptor = stream.fileno()
     except (AttributeError, OSError, ValueError):
-        return sys.stdout
-    raw = io.FileIO(descriptor, "w", closefd=False)
-    return io.TextIOWrapper(io.BufferedWriter(raw, 65536), encoding="utf-8", errors="replace")
+        return stream  # type: ignore[no-any-return]
+    return io.FileIO(descriptor, "w", closefd=False)
 
 
 def flush_all() -> None:
     """Write out what every handler of ours holds (called at the service's shutdown)."""
-    for name in ("mcp_sonde.access", "mcp_sonde"):
+    for name in ("mcp_sonde.access", "mcp_sonde", ""):
         for handler in logging.getLogger(name).handlers:
             handler.flush()
 
 
-class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """One line per record on stdout, flushed at most every :data:`FLUSH_S` (and at exit).
+class LineHandler(logging.Handler):
+    """One line per record on stdout or stderr, written by a thread of its own: logging never
+    waits on whoever reads the stream.
 
-    A request never waits on a write: lines go into a buffer of our own over stdout's file
-    (unbuffered when ``PYTHONUNBUFFERED`` is set, as in the image) and a daemon thread flushes it
-    (a syscall per line cost the badge route a fifth of its throughput). The service flushes it
-    at shutdown too (uvicorn ends by re-raising SIGTERM, which skips ``atexit``). Our own access
-    log hands its lines over with :meth:`write_line`, skipping the ``LogRecord``.
+    A record is formatted where it is logged (so it carries that request's id) and its line is
+    queued; the handler's daemon thread writes what is queued every :data:`FLUSH_S` (a syscall
+    per line cost the badge route a fifth of its throughput). When nobody reads the stream (a
+    full pipe, a stalled log collector) that thread waits on the write, never the event loop:
+    lines queue up to :data:`PENDING_MAX` characters, later ones are dropped and counted, and a
+    warning says how many once the stream takes writes again. :meth:`flush` (called at the
+    service's shutdown, since uvicorn ends by re-raising SIGTERM, which skips ``atexit``) waits
+    at most :data:`SHUTDOWN_WAIT_S` for the queue to be written. Our own access log hands its
+    lines over with :meth:`write_line`, skipping the ``LogRecord``.
     """
 
     FLUSH_S = 0.2
+    PENDING_MAX = 4 << 20
+    SHUTDOWN_WAIT_S = 5.0
 
-    def __init__(self) -> None:
-        super().__init__(_buffered_stdout())
+    def __init__(self, stream: Literal["stdout", "stderr"] = "stdout") -> None:
+        super().__init__()
         self.setFormatter(logging.Formatter("%(message)s"))
-        threading.Thread(target=self._flush_often, name="log-flush", daemon=True).start()
+        self.stream_name = stream
+        self._out = _raw(stream)
+        self._pending: list[str] = []
+        self._size = 0
+        self._dropped = 0
+        self._state = threading.Condition(threading.Lock())
+        self._writing = False
+        self._wake = threading.Event()
+        threading.Thread(target=self._write_often, name=f"log-{stream}", daemon=True).start()
         atexit.register(self.flush)
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -141,14 +155,49 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
             self.handleError(record)
 
     def write_line(self, line: str) -> None:
-        """Write ``line`` (no newline in it) without flushing."""
-        with self.lock:  # type: ignore[union-attr]
-            self.stream.write(line + self.terminator)
+        """Queue ``line`` (no newline in it); dropped and counted while :data:`PENDING_MAX` is queued."""
+        with self._state:
+            if self._size + len(line) >= self.PENDING_MAX:
+                self._dropped += 1
+                return
+            self._pending.append(line)
+            self._size += len(line) + 1
 
-    def _flush_often(self) -> None:
+    def flush(self) -> None:
+        """Have the queue written now; wait for that at most :data:`SHUTDOWN_WAIT_S`."""
+        self._wake.set()
+        with self._state:
+            self._state.wait_for(lambda: not self._pending and not self._writing, timeout=self.SHUTDOWN_WAIT_S)
+
+    def _write_often(self) -> None:
         while True:
-            time.sleep(self.FLUSH_S)
-            self.flush()
+            self._wake.wait(self.FLUSH_S)
+            self._wake.clear()
+            with self._state:
+                lines, self._pending, self._size = self._pending, [], 0
+                dropped, self._dropped = self._dropped, 0
+                self._writing = bool(lines)
+            if lines:
+                self._write("\n".join(lines) + "\n")
+            with self._state:
+                self._writing = False
+                self._state.notify_all()
+            if dropped:  # (after a write went through: the stream is read again)
+                logging.getLogger("mcp_sonde.logs").warning(
+                    "%d log lines were dropped: %s was not read", dropped, self.stream_name
+                )
+
+    def _write(self, text: str) -> None:
+        try:
+            if isinstance(self._out, io.FileIO):
+                view = memoryview(text.encode("utf-8", "replace"))
+                while view:
+                    view = view[self._out.write(view) or 0 :]
+            else:
+                self._out.write(text)
+                self._out.flush()
+        except (OSError, ValueError):
+            pass  # (a closed stream: there is no one to tell)
 
 
 def configure_cli_logging(level: int = logging.WARNING) -> None:

@@ -194,10 +194,14 @@ class Settings(BaseSettings):
         ),
     )
     redis_timeout_s: float = Field(
-        default=0.25,
+        default=2.0,
         gt=0,
         le=10,
-        description="Redis connect and read timeout, seconds. Raise it where Redis is across a slow network.",
+        description=(
+            "Redis connect and read timeout, seconds, and the longest wait for a pooled connection. "
+            "One late answer is not an outage (two failed pings 0.5 s apart are); raise it where "
+            "Redis is across a slow network."
+        ),
     )
     redis_namespace: str = Field(
         default="",

@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: The layers, bottom up: (what the layer is, its packages).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("errors", "settings", "logs", "jsonsafe", "textruns", "filelock", "store", "badges")),
+    ("the roots: the error hierarchy, stopping background tasks", ("errors", "background")),
+    ("foundation", ("settings", "logs", "jsonsafe", "textruns", "filelock", "store", "badges")),
     ("canonical form, target guard, database, payments", ("canonical", "guard", "db", "payment")),
     ("guarded HTTP client, schema drift, opt-out list", ("net", "drift", "optout")),
     ("the probe, the history", ("probe", "history")),

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +154,46 @@ def test_plain_access_lines_are_readable_too() -> None:
     done = subprocess.run([sys.executable, "-c", PLAIN_ACCESS], capture_output=True, timeout=30, check=True)
     line = done.stdout.decode().strip()
     assert re.search(r" INFO mcp_sonde\.access \[req-2\] GET /healthz 200 [0-9.]+ ms 203\.0\.113\.9$", line), line
+
+
+UNREAD = """
+import logging, logging.config, pathlib, sys, time
+from app.logs import service_logging
+from app.http.middleware.accesslog import AccessLogger
+logging.config.dictConfig(service_logging())
+access = AccessLogger(frozenset({"/badge/mcp"}))
+scope = {"method": "GET", "path": "/badge/mcp", "client": ("203.0.113.9", 5000)}
+for n in range(int(sys.argv[2])):
+    access.write(scope, 200, time.perf_counter())
+    if n % 10 == 0:
+        logging.getLogger("mcp_sonde.service").warning("record %d", n)
+pathlib.Path(sys.argv[1]).touch()
+time.sleep(1)
+"""
+
+
+def test_a_stream_nobody_reads_never_blocks_the_logger(tmp_path: Path) -> None:
+    """Regression: a full stdout pipe (a log collector that stalls) froze the event loop, so a
+    service whose output nobody read stopped answering. Lines beyond the queue are dropped and
+    counted instead, and the count is reported once the stream is read again."""
+    marker, lines = tmp_path / "written", 60_000  # about 9 MB of access lines: far beyond a pipe's 64 KiB
+    process = subprocess.Popen(
+        [sys.executable, "-c", UNREAD, str(marker), str(lines)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():  # (neither pipe is read until the child says it has written all)
+            assert process.poll() is None and time.monotonic() < deadline, "the logger waited on its reader"
+            time.sleep(0.1)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0
+    written = [json.loads(line) for line in out.splitlines()]
+    assert 0 < len(written) < lines and {line["path"] for line in written} == {"/badge/mcp"}
+    records = [json.loads(line) for line in err.splitlines()]
+    dropped = [r["message"] for r in records if r["logger"] == "mcp_sonde.logs"]
+    counted = sum(int(message.split()[0]) for message in dropped if "stdout" in message)
+    assert counted == lines - len(written), dropped

@@ -83,6 +83,11 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "attestation_not_found": (404, "No signed result with this id is kept here (unknown, or past its retention)."),
     "server_not_found": (404, "No check of this server is kept here (a server id is 24 hex characters)."),
     "history_unavailable": (503, "The history database does not answer; try again shortly."),
+    "shared_state_unavailable": (
+        503,
+        "The shared store (Redis) does not answer, so what every instance counts together (the free pool, "
+        "payment locks, single-flight locks) cannot be counted; nothing was charged. See Retry-After.",
+    ),
     "run_not_found": (404, "The server has no kept run with this id (or none) that read its whole tool list."),
     "invalid_baseline_request": (
         400,
@@ -171,3 +176,15 @@ def payment_errors() -> Iterator[None]:
         yield
     except PaymentError as exc:
         raise from_payment(exc) from exc
+
+
+#: Seconds a client waits before asking again while the shared store does not answer (it is
+#: back within about a second of Redis answering: :mod:`app.store.health`).
+SHARED_STATE_RETRY_S = 5
+
+
+def shared_state_unavailable() -> ApiError:
+    """503 ``shared_state_unavailable``: what raised :class:`~app.store.StoreError` charged
+    nothing (see :mod:`app.store.shared`)."""
+    message = "the shared store does not answer; nothing was charged, try again shortly"
+    return ApiError("shared_state_unavailable", message, headers={"Retry-After": str(SHARED_STATE_RETRY_S)})

@@ -1,8 +1,11 @@
 """Per-client request limits with the ``limits`` library's async API.
 
 Policy: a moving window per client key (IP, or IPv6 /64) on Redis when configured, so every
-instance counts together; while Redis fails, an in-process window takes over (a circuit
-breaker, as for the store), so limits still hold per instance and the service keeps answering.
+instance counts together. While Redis is down (:class:`app.store.health.Health`, with its
+hysteresis) or a hit fails, an in-process window counts the request against this instance's
+share of the limit (the limit divided by the instances last seen, :meth:`Health.share`), so the
+instances together never allow more than the limit per window on their own counts, and the
+service keeps answering. Redis is the truth again as soon as it answers.
 
 Every answer states the client's window twice: as ``X-RateLimit-Limit``, ``-Remaining`` and
 ``-Reset`` (seconds), which clients know today, and as the IETF fields of
@@ -30,7 +33,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
-from app.store.resilient import Breaker
+from app.settings import Settings
+from app.store.health import Health
 
 _ERRORS: tuple[type[BaseException], ...] = (RedisError, OSError, TimeoutError)
 
@@ -78,6 +82,7 @@ class RateLimiter:
         redis_url: shared storage; ``None`` for in-process only.
         timeout_s: Redis socket timeouts, seconds.
         redis_namespace: prefix before every Redis key (see the ``redis_namespace`` setting).
+        health: the shared store's health (whether Redis is down, how many instances share it).
     """
 
     def __init__(
@@ -85,8 +90,9 @@ class RateLimiter:
         rule: str,
         namespace: str,
         redis_url: str | None = None,
-        timeout_s: float = 0.25,
+        timeout_s: float = 2.0,
         redis_namespace: str = "",
+        health: Health | None = None,
     ) -> None:
         self.item: RateLimitItem = parse(rule)
         self.namespace = namespace
@@ -108,23 +114,37 @@ class RateLimiter:
                 **options,
             )
             self._shared = MovingWindowRateLimiter(self._storage)
-        self.breaker = Breaker(f"rate limiter {namespace}")
+        self.health = health
+
+    @classmethod
+    def configured(cls, settings: Settings, rule: str, namespace: str, health: Health | None) -> RateLimiter:
+        """``rule`` under ``namespace`` on the Redis of ``settings`` (if any), watched by ``health``."""
+        return cls(rule, namespace, settings.redis_url, settings.redis_timeout_s, settings.redis_namespace, health)
 
     async def hit(self, client: str) -> Decision:
         """Count one request of ``client`` and say whether it may go on."""
         if self._shared is None:
-            return await self._hit(self._memory, client)
-        shared = self._shared
-        return await self.breaker.call(
-            lambda: self._hit(shared, client), lambda: self._hit(self._memory, client), _ERRORS
-        )
+            return await self._hit(self._memory, self.item, client)
+        if self.health is not None and not self.health.up:
+            return await self._hit(self._memory, self._share(), client)
+        try:
+            return await self._hit(self._shared, self.item, client)
+        except _ERRORS:
+            if self.health is not None:
+                self.health.failed()
+            return await self._hit(self._memory, self._share(), client)
 
-    async def _hit(self, limiter: MovingWindowRateLimiter, client: str) -> Decision:
-        allowed = await limiter.hit(self.item, self.namespace, client)
-        stats = await limiter.get_window_stats(self.item, self.namespace, client)
+    def _share(self) -> RateLimitItem:
+        """The limit as this instance counts it alone (see the module docs)."""
+        amount = self.health.share(self.item.amount) if self.health is not None else self.item.amount
+        return type(self.item)(amount, self.item.multiples, self.item.namespace)
+
+    async def _hit(self, limiter: MovingWindowRateLimiter, item: RateLimitItem, client: str) -> Decision:
+        allowed = await limiter.hit(item, self.namespace, client)
+        stats = await limiter.get_window_stats(item, self.namespace, client)
         reset_s = max(0, math.ceil(stats.reset_time - time.time()))
-        window = int(self.item.get_expiry())
-        return Decision(allowed, self.item.amount, max(0, stats.remaining), reset_s, self.namespace, window)
+        window = int(item.get_expiry())
+        return Decision(allowed, item.amount, max(0, stats.remaining), reset_s, self.namespace, window)
 
     async def aclose(self) -> None:
         """Close the shared storage's connections."""

@@ -30,6 +30,7 @@ import anyio
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from app.background import stop_all
 from app.checking import outbox
 from app.checking.metrics import Metrics
 from app.history.records import Run
@@ -248,11 +249,7 @@ class Recorder:
                 await asyncio.wait_for(self._idle.wait(), DRAIN_ON_STOP_S)
         self._closing = True
         self._wake.set()
-        for task in (self._task, self._adopter):
-            if task is not None and not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await stop_all([task for task in (self._task, self._adopter) if task is not None])
         if self._own is not None:
             self._own.close(remove=self._own.size == 0)
             self._own = None

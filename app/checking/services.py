@@ -37,7 +37,7 @@ from app.probe import ProbeResult
 from app.probe.runner import observe
 from app.settings import Settings
 from app.stats.snapshot import StatsSnapshots
-from app.store import Store, open_store
+from app.store import SharedStore, Store, health_of, open_cache, open_store
 from app.suite.full import full_check
 from app.webhooks.secrets import WebhookSecrets
 from app.webhooks.store import DeliveryStore
@@ -54,7 +54,8 @@ class Services:
     """The app's collaborators (see :func:`build_services`)."""
 
     settings: Settings
-    store: Store
+    store: Store  # state worth money or fairness: Redis or nothing (app.store.shared)
+    cache: Store  # what may go on in process while Redis is down (app.store.resilient)
     resolver: Resolver
     client_limiter: RateLimiter
     diff_limiter: RateLimiter
@@ -201,6 +202,11 @@ class Services:
         self.metrics.payments.labels(outcome="settled").inc()
         return receipt
 
+    def start(self) -> None:
+        """Start this instance's heartbeat in the shared store (inside the event loop)."""
+        if isinstance(self.store, SharedStore):
+            self.store.start()
+
     async def aclose(self) -> None:
         """Stop the pruning job and release connections."""
         await self.pruner.aclose()
@@ -210,6 +216,7 @@ class Services:
         await self.lookup_limiter.aclose()
         await self.recorder.aclose()
         await self.payments.facilitator.aclose()
+        await self.cache.aclose()
         await self.store.aclose()
 
 
@@ -231,6 +238,8 @@ def build_services(
     store = open_store(
         settings.redis_url, settings.redis_timeout_s, settings.redis_namespace, settings.memory_store_max_bytes
     )
+    cache = open_cache(store, settings.memory_store_max_bytes)
+    health = health_of(store)
     metrics = Metrics()
     history = SqlHistory.open(database_url(settings), settings.database_pool_size, on_record=(refresh_directory_row,))
     tracing = Tracing(settings.otel_enabled, tracer_provider)
@@ -242,23 +251,18 @@ def build_services(
     services = Services(
         settings=settings,
         store=store,
+        cache=cache,
         resolver=resolver or SystemResolver(settings.dns_timeout_s),
-        client_limiter=RateLimiter(
-            settings.rate_limit, "check", settings.redis_url, settings.redis_timeout_s, settings.redis_namespace
-        ),
-        diff_limiter=RateLimiter(
-            settings.diff_rate_limit, "diff", settings.redis_url, settings.redis_timeout_s, settings.redis_namespace
-        ),
-        lookup_limiter=RateLimiter(
-            settings.lookup_rate_limit, "lookup", settings.redis_url, settings.redis_timeout_s, settings.redis_namespace
-        ),
+        client_limiter=RateLimiter.configured(settings, settings.rate_limit, "check", health),
+        diff_limiter=RateLimiter.configured(settings, settings.diff_rate_limit, "diff", health),
+        lookup_limiter=RateLimiter.configured(settings, settings.lookup_rate_limit, "lookup", health),
         free_pool=FreePool(store, settings.free_pool_size, settings.free_pool_per_ip),
         checks=CheckRunner.__new__(CheckRunner),
         metrics=metrics,
         trusted_proxies=parse_networks(settings.trusted_proxies),
         payments=PaymentGate(settings, traced, store),
         attestor=Attestor(ring),
-        attestations=AttestationStore(store, settings.attestation_ttl_s),
+        attestations=AttestationStore(cache, settings.attestation_ttl_s),
         recorder=Recorder(history, metrics, settings.data_dir / "outbox"),
         diff_slots=anyio.CapacityLimiter(DIFF_SLOTS),
         pruner=Pruner(

@@ -40,7 +40,7 @@ async def _schedule(settings: Settings, stop: asyncio.Event) -> None:
     try:
         ctx = context_for(services)
         ctx.enqueue = enqueue
-        scheduler = Scheduler(ctx.registry, settings, services.store, enqueue, room, ctx.job_metrics, lease)
+        scheduler = Scheduler(ctx.registry, settings, ctx.store, enqueue, room, ctx.job_metrics, lease)
         logger.info("scheduler started: %d sources, a tick every %g s", len(ctx.registry.sources),
                     settings.scheduler_tick_s)  # fmt: skip
         await scheduler.run(stop)

@@ -22,7 +22,6 @@ Policy:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from typing import Protocol
 from sqlalchemy import delete, exists, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.background import stop
 from app.db.tables.history import baselines, changes, day_digests, runs, server_days, servers, toolsets
 
 logger = logging.getLogger("mcp_sonde.history")
@@ -158,8 +158,5 @@ class Pruner:
 
     async def aclose(self) -> None:
         """Stop the job (a prune under way is cut off: its batches done stay done)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop(self._task)
+        self._task = None

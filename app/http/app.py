@@ -35,12 +35,13 @@ from app.http.middleware.accesslog import AccessLog, AccessLogger
 from app.http.middleware.cors import Cors
 from app.http.middleware.requestid import RequestIds
 from app.http.openapi import load_document
-from app.http.problems import handle_api_error, problem_page, problem_response
+from app.http.problems import handle_api_error, handle_store_error, problem_page, problem_response
 from app.http.routes import attestations, baseline, changes, diff, directory, monitors, servers, stats
 from app.http.routes import ops as routes
 from app.logs import flush_all
 from app.payment.supported import FacilitatorUnsupported
 from app.settings import Settings, get_settings
+from app.store import StoreError
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -57,6 +58,16 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 async def _unexpected(request: Request, exc: Exception) -> Response:
     logger.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     return problem_response(request.scope, "internal_error", "mcp-sonde failed; nothing was charged", 500)
+
+
+def _handlers() -> dict[Any, Any]:
+    """The exception handlers of every app of the service (the main one and the metrics port's)."""
+    return {
+        ApiError: handle_api_error,
+        StoreError: handle_store_error,
+        HTTPException: _http_error,
+        Exception: _unexpected,
+    }
 
 
 async def history_at_start(settings: Settings) -> None:
@@ -126,6 +137,7 @@ def create_app(
             await services.aclose()
             raise
         services.pruner.start()  # (runs past their retention: a prune now and then, never in a check's way)
+        services.start()  # (this instance's heartbeat in the shared store, if there is one)
         services.recorder.start()  # (runs kept in outboxes, this process's or a gone one's, written now)
         if services.payments.enabled:
             try:
@@ -207,7 +219,7 @@ def create_app(
             Middleware(AccessLog, access=access),
             Middleware(Cors, settings=settings),
         ],
-        exception_handlers={ApiError: handle_api_error, HTTPException: _http_error, Exception: _unexpected},
+        exception_handlers=_handlers(),
         lifespan=lifespan,
     )
     app.router.redirect_slashes = False  # a redirect would echo the client's Host header; answer 404
@@ -223,7 +235,7 @@ def _edge(stack: ASGIApp, services: Services) -> ASGIApp:
     if port is not None:
         metrics_app = Starlette(
             routes=[Route("/metrics", routes.metrics)],
-            exception_handlers={ApiError: handle_api_error, HTTPException: _http_error, Exception: _unexpected},
+            exception_handlers=_handlers(),
         )
         metrics_app.state.services = services
         stack = MetricsPort(stack, metrics_app, port)

@@ -12,10 +12,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from app.checking.clients import rate_key
-from app.checking.errors import ApiError
+from app.checking.errors import ApiError, shared_state_unavailable
 from app.checking.ratelimit import RateLimiter
 from app.checking.services import Services
 from app.http.middleware.clientip import client_ip
+from app.store import StoreError
 
 logger = logging.getLogger("mcp_sonde.service")
 #: Such an answer is one observation or one decision (and may be a paid one): no cache keeps it.
@@ -47,6 +48,10 @@ async def budgeted(
     except ApiError as exc:
         exc.headers = decision.headers() | exc.headers | NO_STORE  # every answer shows the client's budget
         raise
+    except StoreError as exc:  # (Redis does not answer: refused before anything was charged)
+        refusal = shared_state_unavailable()
+        refusal.headers |= decision.headers() | NO_STORE
+        raise refusal from exc
     except Exception as exc:  # a fault of ours is an answer of this route too
         logger.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
         raise ApiError("internal_error", fault, headers=decision.headers() | NO_STORE) from exc

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
-from app.checking.errors import API_REASONS, ApiError
+from app.checking.errors import API_REASONS, ApiError, shared_state_unavailable
 from app.guard.url import REFUSAL_REASONS
 
 MEDIA_TYPE: Final = "application/problem+json"
@@ -86,6 +86,13 @@ async def handle_api_error(request: Request, exc: Exception) -> Response:
     if exc.body is not None and exc.status_code == 402:
         return JSONResponse(exc.body, status_code=exc.status_code, headers=exc.headers)
     return problem_response(request.scope, exc.reason, exc.message, exc.status_code, exc.headers)
+
+
+async def handle_store_error(request: Request, exc: Exception) -> Response:
+    """Starlette exception handler for :class:`~app.store.StoreError` (503 ``shared_state_unavailable``)."""
+    refusal = shared_state_unavailable()
+    refusal.headers |= {"Cache-Control": "no-store"}
+    return await handle_api_error(request, refusal)
 
 
 def known(reason: str) -> bool:

@@ -58,11 +58,13 @@ class JobContext:
     enqueue: Enqueue = field(default=_not_wired)
     checks: CheckRunner = field(init=False)
     optouts: KnownOptOuts = field(init=False)
+    shared: Store = field(init=False)
 
     def __post_init__(self) -> None:
         services = self.services
         paced = services.settings.model_copy(update={"queue_budget_s": services.settings.job_turn_wait_s})
-        self.checks = CheckRunner(shared_only(services.store), paced, services.probe_target, services.metrics)
+        self.shared = shared_only(services.store)
+        self.checks = CheckRunner(self.shared, paced, services.probe_target, services.metrics)
         self.optouts = KnownOptOuts(services.optouts)
 
     def wire(self, enqueue: Enqueue) -> None:
@@ -76,8 +78,9 @@ class JobContext:
 
     @property
     def store(self) -> Store:
-        """Locks, slots and markers (Redis when configured, else in process)."""
-        return self.services.store
+        """Locks, slots and markers (Redis when configured, faults read as "not taken":
+        :mod:`app.queue.shared`; else in process)."""
+        return self.shared
 
     @property
     def history(self) -> History:

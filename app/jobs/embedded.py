@@ -11,8 +11,8 @@ cancels the rest (their sources hand them out again, as after any crash of the p
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
+from app.background import stop_all
 from app.checking.services import Services
 from app.jobs.context import JobContext
 from app.jobs.parts import context_for
@@ -33,7 +33,7 @@ class Embedded:
         bind(self.broker, self.dispatcher)
         self.ctx.wire(self.enqueue)
         self.scheduler = Scheduler(
-            self.ctx.registry, self.settings, services.store, self.enqueue, self.room, self.ctx.job_metrics
+            self.ctx.registry, self.settings, self.ctx.store, self.enqueue, self.room, self.ctx.job_metrics
         )
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -59,9 +59,5 @@ class Embedded:
         running = list(self.broker._running_tasks)  # (taskiq's own set of the jobs it started)
         if running:
             _done, pending = await asyncio.wait(running, timeout=self.settings.worker_drain_s)
-            for task in pending:
-                task.cancel()
-            for task in pending:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await stop_all(list(pending))
         await self.broker.shutdown()

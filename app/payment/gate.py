@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
 import re
 from dataclasses import dataclass
 
@@ -56,10 +57,11 @@ from app.payment.identifier import (
 from app.payment.requirements import matching_requirement, payment_required, payment_requirements, resource_info
 from app.payment.supported import FacilitatorUnsupported, SupportCheck
 from app.settings import Settings
-from app.store import Store, key
+from app.store import Store, StoreError, key
 
 MAX_HEADER_BYTES = 16 * 1024
 _IN_PROGRESS = b"in-progress"
+logger = logging.getLogger("mcp_sonde.payment")
 _SETTLED = b"settled"
 _UNKNOWN = b"unknown\n"  # followed by the probe result, kept for the payer
 _AUTHORIZATION_FIELDS = {
@@ -274,19 +276,20 @@ class PaymentGate:
                 break
             was_unknown = True
         if response is not None and response.success:
-            await self.store.set(payment.lock, _SETTLED, self._settled_ttl)
-            await self._remember(payment, result, response)
+            await self._settled(payment, result, response)
             return response
         if response is not None and was_unknown and await self._used_on_chain(payment, response):
-            await self.store.set(payment.lock, _SETTLED, self._settled_ttl)
             receipt = SettleResponse(
                 success=True, network=payment.requirements.network, payer=payment.payer, transaction=""
             )
-            await self._remember(payment, result, receipt)
+            await self._settled(payment, result, receipt)
             return receipt
         if response is None or _unknown_outcome(response):
             payment.keep_lock = True
-            await self.store.set(payment.lock, _UNKNOWN + result, self._settled_ttl)
+            try:
+                await self.store.set(payment.lock, _UNKNOWN + result, self._settled_ttl)
+            except StoreError:  # (the lock stays in progress until it expires; then the chain says "used")
+                logger.error("an unknown settlement's result could not be kept: the shared store does not answer")
             message = "the settlement outcome is unknown; send the same payment again to receive the result"
             raise PaymentError("settlement_unknown", message, 503, headers={"Retry-After": "10"})
         headers = {"PAYMENT-RESPONSE": encode_payment_response_header(response)}
@@ -305,6 +308,17 @@ class PaymentGate:
         except FacilitatorUnavailable:
             return False
         return not verdict.is_valid and _already_used(verdict.invalid_reason, verdict.invalid_message)
+
+    async def _settled(self, payment: Payment, result: bytes, receipt: SettleResponse) -> None:
+        """Mark the lock settled and keep the answer for its payment identifier, as far as the
+        store takes it: the money has moved, so the answer is served whatever the store does.
+        A mark the store did not take leaves the lock in progress until it expires; after that
+        the facilitator's verification says the authorization is used (never a second check)."""
+        try:
+            await self.store.set(payment.lock, _SETTLED, self._settled_ttl)
+            await self._remember(payment, result, receipt)
+        except StoreError:
+            logger.error("a settled payment could not be marked: the shared store does not answer")
 
     async def _remember(self, payment: Payment, result: bytes, receipt: SettleResponse) -> None:
         """A served check with a payment identifier: keep its answer for the same payment again."""

@@ -24,6 +24,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
+from app import background
 from app.queue.handlers import Registry
 from app.queue.lock import Lease
 from app.queue.metrics import JobMetrics
@@ -147,10 +148,7 @@ class Scheduler:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), self.settings.scheduler_tick_s)
         finally:
-            if keeper is not None:
-                keeper.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await keeper
+            await background.stop(keeper)
             if self.lease is not None:
                 await self.lease.release()
             self.metrics.active.set(0)

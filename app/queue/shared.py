@@ -1,12 +1,12 @@
 """The store a worker paces its probes through: the shared one only, never a process's own.
 
 Policy: per-host politeness (at most ``host_concurrency`` probes of a host at once, one new probe
-per ``host_start_interval_s``, across all workers) lives in the shared store (Redis). The
-service's store falls back to an in-process one while Redis fails or answers late
-(:mod:`app.store.resilient`): right for a served check, which must not fail for our cache, wrong
+per ``host_start_interval_s``, across all workers) lives in the shared store (Redis). A cache
+over it falls back to an in-process store while Redis fails (:mod:`app.store.resilient`): wrong
 for a fleet of workers, whose limits would then hold per process only (measured: 4 probes of a
-host at once and starts 33 ms apart over 3 workers on a loaded machine). Through this store a
-lock, gate or slot that cannot be taken in Redis is simply not taken: the job waits for its turn
+host at once and starts 33 ms apart over 3 workers on a loaded machine), and the shared store
+itself raises while Redis is down (:mod:`app.store.shared`). Through this store a lock, gate or
+slot that cannot be taken in Redis is simply not taken: the job waits for its turn
 and, when it does not come in time, goes back on the queue (:mod:`app.jobs.probe`). A release
 that fails leaves the slot to expire. A published result that cannot be read is a miss.
 """
@@ -17,13 +17,17 @@ import logging
 
 from app.store.base import Store, StoreError
 from app.store.resilient import ResilientStore
+from app.store.shared import SharedStore
 
 logger = logging.getLogger("mcp_sonde.jobs")
 
 
 def shared_only(store: Store) -> Store:
-    """``store`` without its in-process fallback, if it has one."""
-    return SharedOnly(store.primary) if isinstance(store, ResilientStore) else store
+    """``store`` (or the shared store under a cache) with faults read as "not taken"; an
+    in-process store as it is."""
+    if isinstance(store, ResilientStore):
+        return SharedOnly(store.primary)
+    return SharedOnly(store) if isinstance(store, SharedStore) else store
 
 
 class SharedOnly:

@@ -30,6 +30,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.background import stop_all
 from app.db.tables.stats import stats_snapshots
 from app.history.records import utc
 from app.stats.compute import compute
@@ -113,7 +114,4 @@ class StatsSnapshots:
 
     async def aclose(self) -> None:
         """Stop a recomputation under way (the snapshot stays as it was)."""
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await stop_all(list(self._tasks))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from typing import Protocol
 
+from app.errors import SondeError
+
 PREFIX = "mcp-sonde:v1:"
 
 
@@ -19,8 +21,16 @@ def key(kind: str, *parts: str) -> str:
     return f"{PREFIX}{kind}:{digest}" if digest else f"{PREFIX}{kind}"
 
 
-class StoreError(Exception):
-    """The backing store failed (unreachable, timed out). Callers fall back; it is never shown to clients."""
+class StoreError(SondeError):
+    """The backing store failed (unreachable, timed out, or down by :class:`app.store.health.Health`).
+
+    A cache falls back (:mod:`app.store.resilient`); state worth money or fairness is refused:
+    the HTTP layer answers 503 ``shared_state_unavailable`` and nothing is charged. The message
+    names the fault's kind only (a driver's text may hold the Redis URL).
+    """
+
+    def __init__(self, message: str = "the shared store does not answer") -> None:
+        super().__init__("shared_state_unavailable", message)
 
 
 class Store(Protocol):

@@ -1,9 +1,11 @@
 """The Redis store (redis-py asyncio), shared by every instance of the service.
 
-Policy: short socket timeouts and no client-side retries, so a Redis outage costs a fraction
-of a second per call instead of redis-py 8's default seconds of retrying; the caller
-(:class:`app.store.resilient.ResilientStore`) then falls back. Multi-key operations run as Lua
-scripts, so they are atomic across instances.
+Policy: one bounded, blocking connection pool (:data:`POOL_SIZE` connections; a call waits for
+a free one at most ``timeout_s``), socket timeouts of ``timeout_s`` (2 s by default: long enough
+that a busy Redis or a busy event loop under ordinary load is not taken for an outage, short
+enough that a dead one costs one bounded wait before :class:`app.store.health.Health` declares
+it down) and no client-side retries (:class:`app.store.shared.SharedStore` decides what to
+retry). Multi-key operations run as Lua scripts, so they are atomic across instances.
 """
 
 from __future__ import annotations
@@ -56,6 +58,16 @@ if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then  -- (the set outlives it
 end
 return 1
 """
+# ARGV: now_ms, keep_ms, instance id. The instances heard from within keep_ms.
+_HEARTBEAT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[2]))
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return redis.call('ZCARD', KEYS[1])
+"""
+#: Connections per store at most (a call beyond them waits for one, within the timeout).
+POOL_SIZE = 64
+_INSTANCES = "mcp-sonde:v1:instances"
 
 
 class RedisStore(Store):
@@ -71,70 +83,78 @@ class RedisStore(Store):
 
     name = "redis"
 
-    def __init__(self, url: str, timeout_s: float = 0.25, namespace: str = "") -> None:
+    def __init__(self, url: str, timeout_s: float = 2.0, namespace: str = "") -> None:
         self._ns = namespace
-        self.client: aioredis.Redis = aioredis.Redis.from_url(
+        pool = aioredis.BlockingConnectionPool.from_url(
             url,
+            max_connections=POOL_SIZE,
+            timeout=timeout_s,
             socket_timeout=timeout_s,
             socket_connect_timeout=timeout_s,
             retry=Retry(NoBackoff(), 0),
             health_check_interval=30,
+        )
+        self.client: aioredis.Redis = aioredis.Redis.from_pool(pool)  # (the client owns the pool and closes it)
+        # Pings go on a connection of their own: a pool busy with ordinary load is not an outage.
+        self._pinger: aioredis.Redis = aioredis.Redis.from_url(
+            url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 0)
         )
         self._delete_if_equal = self.client.register_script(_DELETE_IF_EQUAL)
         self._renew_if_equal = self.client.register_script(_RENEW_IF_EQUAL)
         self._draw = self.client.register_script(_DRAW)
         self._undraw = self.client.register_script(_UNDRAW)
         self._acquire_slot = self.client.register_script(_ACQUIRE_SLOT)
+        self._heartbeat = self.client.register_script(_HEARTBEAT)
 
     async def get(self, key: str) -> bytes | None:
         try:
             value = await self.client.get(self._ns + key)
         except (RedisError, OSError) as exc:
-            raise StoreError(str(exc)) from exc
+            raise StoreError(f"redis: {type(exc).__name__}") from exc
         return value if isinstance(value, bytes) else None
 
     async def set(self, key: str, value: bytes, ttl_s: float) -> None:
         try:
             await self.client.set(self._ns + key, value, px=max(1, int(ttl_s * 1000)))
         except (RedisError, OSError) as exc:
-            raise StoreError(str(exc)) from exc
+            raise StoreError(f"redis: {type(exc).__name__}") from exc
 
     async def set_nx(self, key: str, value: bytes, ttl_s: float) -> bool:
         try:
             return bool(await self.client.set(self._ns + key, value, px=max(1, int(ttl_s * 1000)), nx=True))
         except (RedisError, OSError) as exc:
-            raise StoreError(str(exc)) from exc
+            raise StoreError(f"redis: {type(exc).__name__}") from exc
 
     async def delete_if_equal(self, key: str, value: bytes) -> bool:
         try:
             return bool(await self._delete_if_equal(keys=[self._ns + key], args=[value]))
         except (RedisError, OSError) as exc:
-            raise StoreError(str(exc)) from exc
+            raise StoreError(f"redis: {type(exc).__name__}") from exc
 
     async def renew_if_equal(self, key: str, value: bytes, ttl_s: float) -> bool:
         try:
             return bool(await self._renew_if_equal(keys=[self._ns + key], args=[value, max(1, int(ttl_s * 1000))]))
         except (RedisError, OSError) as exc:
-            raise StoreError(str(exc)) from exc
+            raise StoreError(f"redis: {type(exc).__name__}") from exc
 
     async def draw(self, keys: list[str], caps: list[int], ttl_s: float) -> list[int] | None:
         try:
             values = await self._draw(keys=[self._ns + k for k in keys], args=[max(1, int(ttl_s * 1000)), *caps])
         except (RedisError, OSError) as exc:
-            raise StoreError(str(exc)) from exc
+            raise StoreError(f"redis: {type(exc).__name__}") from exc
         return [int(v) for v in values] if values else None
 
     async def undraw(self, keys: list[str]) -> None:
         try:
             await self._undraw(keys=[self._ns + k for k in keys])
         except (RedisError, OSError) as exc:
-            raise StoreError(str(exc)) from exc
+            raise StoreError(f"redis: {type(exc).__name__}") from exc
 
     async def counters(self, keys: list[str]) -> list[int]:
         try:
             values = await self.client.mget([self._ns + k for k in keys])
         except (RedisError, OSError) as exc:
-            raise StoreError(str(exc)) from exc
+            raise StoreError(f"redis: {type(exc).__name__}") from exc
         return [int(v) if v is not None else 0 for v in values]
 
     async def acquire_slot(self, key: str, token: str, limit: int, ttl_s: float) -> bool:
@@ -144,7 +164,7 @@ class RedisStore(Store):
                 keys=[self._ns + key], args=[now_ms, max(1, int(ttl_s * 1000)), limit, token]
             )
         except (RedisError, OSError) as exc:
-            raise StoreError(str(exc)) from exc
+            raise StoreError(f"redis: {type(exc).__name__}") from exc
         return bool(result)
 
     async def _now_ms(self) -> float:
@@ -155,13 +175,23 @@ class RedisStore(Store):
         try:
             await self.client.zrem(self._ns + key, token)
         except (RedisError, OSError) as exc:
-            raise StoreError(str(exc)) from exc
+            raise StoreError(f"redis: {type(exc).__name__}") from exc
+
+    async def heartbeat(self, instance: str, keep_s: float) -> int:
+        """Record ``instance`` as alive for ``keep_s`` seconds; the instances alive now."""
+        try:
+            now_ms = int(await self._now_ms())
+            count = await self._heartbeat(keys=[self._ns + _INSTANCES], args=[now_ms, int(keep_s * 1000), instance])
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"redis: {type(exc).__name__}") from exc
+        return int(count)
 
     async def ping(self) -> bool:
         try:
-            return bool(await self.client.ping())
+            return bool(await self._pinger.ping())
         except (RedisError, OSError):
             return False
 
     async def aclose(self) -> None:
         await self.client.aclose()
+        await self._pinger.aclose()

@@ -1,85 +1,45 @@
-"""Redis with an in-process fallback: the service keeps answering while Redis is down.
+"""A cache over the shared store that goes on in process while Redis is down.
 
-Policy: a circuit breaker. The first Redis failure opens it for ``cooldown_s`` seconds, during
-which every operation goes to the in-process store; after that, the next operation tries
-Redis again and closes the breaker when it answers. State kept in the fallback during an
-outage (counters, locks, cached results) is local to this process and is not copied back:
-after recovery, Redis is the truth again. ``degraded`` tells ``/readyz``.
+Policy: only for what may be lost or served a little stale: cached badges and their refresh
+locks, signed envelopes kept for ``GET /v1/attestations/{id}``, and the like. While
+:class:`~app.store.health.Health` says Redis is down, or when one operation fails, the
+operation goes to a bounded in-process store; what it holds is local to this process and is not
+copied back: once Redis answers, Redis is the truth again. State worth money or fairness never
+goes through here (:mod:`app.store.shared`). ``degraded`` tells ``/readyz``.
 """
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from app.store.base import Store, StoreError
 from app.store.memory import MemoryStore
+from app.store.shared import SharedStore
 
 T = TypeVar("T")
-logger = logging.getLogger("mcp_sonde.store")
-
-
-class Breaker:
-    """A circuit breaker: open for ``cooldown_s`` seconds after a failure, then half-open (try again).
-
-    Args:
-        name: what it guards, for the log.
-        cooldown_s: seconds to stay open.
-    """
-
-    def __init__(self, name: str, cooldown_s: float = 5.0) -> None:
-        self.name = name
-        self.cooldown_s = cooldown_s
-        self._open_until = 0.0
-
-    @property
-    def open(self) -> bool:
-        """``True`` while calls should go to the fallback."""
-        return time.monotonic() < self._open_until
-
-    def trip(self, error: BaseException) -> None:
-        """Open the breaker after ``error``."""
-        logger.warning("%s failed (%s); using the in-process fallback", self.name, type(error).__name__)
-        self._open_until = time.monotonic() + self.cooldown_s
-
-    def reset(self) -> None:
-        """Close the breaker."""
-        self._open_until = 0.0
-
-    async def call(
-        self,
-        primary: Callable[[], Awaitable[T]],
-        fallback: Callable[[], Awaitable[T]],
-        errors: tuple[type[BaseException], ...],
-    ) -> T:
-        """Run ``primary`` unless open; on one of ``errors`` trip and run ``fallback``."""
-        if self.open:
-            return await fallback()
-        try:
-            return await primary()
-        except errors as exc:
-            self.trip(exc)
-            return await fallback()
 
 
 class ResilientStore(Store):
     """A :class:`Store` that prefers ``primary`` and falls back to ``fallback`` while it fails."""
 
-    def __init__(self, primary: Store, fallback: MemoryStore | None = None, cooldown_s: float = 5.0) -> None:
+    def __init__(self, primary: SharedStore, fallback: MemoryStore | None = None) -> None:
         self.primary = primary
         self.fallback = fallback or MemoryStore()
-        self.breaker = Breaker(f"store {primary.name}", cooldown_s)
         self.name = primary.name
 
     @property
     def degraded(self) -> bool:
-        """``True`` while the breaker is open (operations use the in-process fallback)."""
-        return self.breaker.open
+        """``True`` while Redis is down (operations use the in-process fallback)."""
+        return self.primary.degraded
 
     async def _call(self, primary: Callable[[], Awaitable[T]], fallback: Callable[[], Awaitable[T]]) -> T:
-        return await self.breaker.call(primary, fallback, (StoreError,))
+        if self.primary.degraded:
+            return await fallback()
+        try:
+            return await primary()
+        except StoreError:
+            return await fallback()
 
     async def get(self, key: str) -> bytes | None:
         return await self._call(lambda: self.primary.get(key), lambda: self.fallback.get(key))
@@ -124,11 +84,8 @@ class ResilientStore(Store):
         await self._call(lambda: self.primary.release_slot(key, token), lambda: self.fallback.release_slot(key, token))
 
     async def ping(self) -> bool:
-        ok = await self.primary.ping()
-        if ok:
-            self.breaker.reset()
-        return ok
+        return await self.primary.ping()
 
     async def aclose(self) -> None:
-        await self.primary.aclose()
+        """Release the fallback's memory (the shared store is closed by its owner)."""
         await self.fallback.aclose()

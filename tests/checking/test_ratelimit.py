@@ -6,14 +6,20 @@ import itertools
 import socket
 import threading
 import time
+from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
 
+from app.checking.ratelimit import RateLimiter
+from app.store import RedisStore
+from app.store.health import Health
 from tests.conftest import Service
 from tests.servers.raw import RawServer, Request
 from tests.servers.raw_mcp import MiniMcp
+from tests.servers.redis_server import OwnRedis
+from tests.store.waiting import until
 
 FREE = {"X-Free-Pool": "1"}
 BODY = {"url": "https://mcp.example.com/{refused}"}  # refused by the guard: cheap, and limits come first
@@ -156,3 +162,31 @@ def test_access_log_has_no_query_strings(service: Service, caplog: pytest.LogCap
     assert len(lines) == 2
     assert all("SECRET" not in line and "?" not in line for line in lines)
     assert '"path":"/v1/mcp/check"' in lines[0] and '"status":' in lines[0]
+
+
+@pytest.mark.anyio
+async def test_while_redis_is_down_an_instance_counts_only_its_share(tmp_path: Path) -> None:
+    """Regression: an instance that lost Redis counted every limit from zero on its own."""
+    redis = OwnRedis(tmp_path)
+    redis.start()
+
+    async def three_instances(instance: str, keep_s: float) -> int:
+        return 3
+
+    pinged = RedisStore(redis.url)
+    health = Health(pinged.ping, three_instances)
+    await health.beat()
+    limiter = RateLimiter("30/minute", "t-share", redis.url, 0.5, health=health)
+    try:
+        assert (await limiter.hit("client")).limit == 30  # shared: the whole limit, counted in Redis
+        redis.stop()
+        health.failed()
+        await until(lambda: not health.up)
+        allowed = [(await limiter.hit("client")).allowed for _ in range(30)]
+        assert allowed.count(True) == 10  # 30 / 3 instances, counted in process
+        assert (await limiter.hit("client")).limit == 10
+    finally:
+        await health.aclose()
+        await limiter.aclose()
+        await pinged.aclose()
+        redis.stop()

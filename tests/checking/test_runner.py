@@ -119,7 +119,10 @@ def test_free_pool_shared_across_instances(service: Service, sdk_base: str, clea
     assert codes == [200, 200, 200, 402]
 
 
-def test_checks_go_on_while_redis_is_down(service: Service, sdk_base: str, tmp_path: Path) -> None:
+def test_free_checks_are_refused_while_redis_is_down_never_counted_from_zero(
+    service: Service, sdk_base: str, tmp_path: Path
+) -> None:
+    """Regression: an instance that lost Redis counted the free pool from zero in process."""
     own = OwnRedis(tmp_path)
     own.start()
     try:
@@ -127,12 +130,12 @@ def test_checks_go_on_while_redis_is_down(service: Service, sdk_base: str, tmp_p
             url = f"{sdk_base}/stateless-json/mcp"
             assert httpx2.get(f"{base}/readyz").json()["status"] == "ready"
             own.stop()
-            codes = [httpx2.post(f"{base}/v1/mcp/check", json={"url": url}, headers=FREE).status_code for _ in range(5)]
-            assert codes == [200] * 5
+            answers = [httpx2.post(f"{base}/v1/mcp/check", json={"url": url}, headers=FREE) for _ in range(5)]
+            assert [(a.status_code, a.json()["reason"]) for a in answers] == [(503, "shared_state_unavailable")] * 5
             ready = httpx2.get(f"{base}/readyz").json()
             assert (ready["status"], ready["store"]["ok"]) == ("degraded", False)
             own.start()
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 30
             while httpx2.get(f"{base}/readyz").json()["status"] != "ready":
                 assert time.monotonic() < deadline, "did not recover"
                 time.sleep(0.2)

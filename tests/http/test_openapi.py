@@ -102,7 +102,7 @@ ALSO: dict[str, set[str]] = {
         *("payment_required", "payment_mismatch", "payment_invalid", "payment_already_used", "settlement_failed"),
         *("invalid_payment", "invalid_payment_identifier", "payment_identifier_conflict", "payment_in_use"),
         *("facilitator_unavailable", "facilitator_unsupported", "settlement_unknown", "signing_key_unavailable"),
-        *("rate_limited", "client_lookups_busy", "resolver_busy", *REFUSAL_REASONS),
+        *("rate_limited", "client_lookups_busy", "resolver_busy", "shared_state_unavailable", *REFUSAL_REASONS),
     },
     "POST /v1/admin/optout": {
         "invalid_json", "invalid_body", "body_too_large", "body_timeout", "body_incomplete", "unsupported_media_type",
@@ -113,7 +113,7 @@ ALSO: dict[str, set[str]] = {
         *("payment_required", "payment_mismatch", "payment_invalid", "payment_already_used", "settlement_failed"),
         *("invalid_payment", "invalid_payment_identifier", "payment_identifier_conflict", "payment_in_use"),
         *("facilitator_unavailable", "facilitator_unsupported", "settlement_unknown", "signing_key_unavailable"),
-        *("rate_limited", "client_lookups_busy", "resolver_busy", *REFUSAL_REASONS),
+        *("rate_limited", "client_lookups_busy", "resolver_busy", "shared_state_unavailable", *REFUSAL_REASONS),
     },
     "GET /v1/servers": {"rate_limited"},
     "GET /v1/monitors/{monitor_id}": {"rate_limited"},

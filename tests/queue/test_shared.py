@@ -11,14 +11,15 @@ import pytest
 from app.queue.shared import SharedOnly, shared_only
 from app.store import MemoryStore, RedisStore
 from app.store.resilient import ResilientStore
+from app.store.shared import SharedStore
 from tests.servers.redis_server import shared_redis_url
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_a_redis_that_does_not_answer_grants_no_slot_gate_or_lock() -> None:
-    down = ResilientStore(RedisStore("redis://127.0.0.1:9/0", timeout_s=0.2))
-    assert await down.acquire_slot("host:a", "t1", 2, 10)  # the service's store: its own fallback answers
+    down = ResilientStore(SharedStore(RedisStore("redis://127.0.0.1:9/0", timeout_s=0.2)))
+    assert await down.acquire_slot("host:a", "t1", 2, 10)  # a cache: its own fallback answers
     paced = shared_only(down)
     assert isinstance(paced, SharedOnly)
     assert not await paced.acquire_slot("host:a", "t2", 2, 10)
@@ -31,8 +32,8 @@ async def test_a_redis_that_does_not_answer_grants_no_slot_gate_or_lock() -> Non
 
 async def test_a_redis_that_answers_is_the_one_every_worker_shares() -> None:
     namespace = f"t{uuid.uuid4().hex[:10]}:"
-    one = shared_only(ResilientStore(RedisStore(shared_redis_url(), namespace=namespace)))
-    two = shared_only(ResilientStore(RedisStore(shared_redis_url(), namespace=namespace)))
+    one = shared_only(SharedStore(RedisStore(shared_redis_url(), namespace=namespace)))
+    two = shared_only(ResilientStore(SharedStore(RedisStore(shared_redis_url(), namespace=namespace))))
     assert await one.acquire_slot("host:b", "w1", 1, 10)
     assert not await two.acquire_slot("host:b", "w2", 1, 10)  # (taken in Redis by the other worker)
     await one.release_slot("host:b", "w1")

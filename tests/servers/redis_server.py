@@ -43,7 +43,7 @@ def shared_redis_url() -> str:
 class OwnRedis:
     """A private redis-server on 127.0.0.1, started, stopped and restarted by the test."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, appendonly: bool = False) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             if os.environ.get("CI") == "true":
@@ -52,6 +52,7 @@ class OwnRedis:
         self.binary = binary
         self.directory = directory
         self.port = free_port()
+        self.appendonly = appendonly  # (with every write synced: a kill keeps all it answered)
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -61,7 +62,8 @@ class OwnRedis:
 
     def start(self) -> None:
         """Start (or restart) the server on the same port."""
-        command = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        command = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        command += ["--appendonly", "yes", "--appendfsync", "always"] if self.appendonly else ["--appendonly", "no"]
         command += ["--dir", str(self.directory)]
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_listening(self.port, self.process)

@@ -7,10 +7,11 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 from tests.servers.ports import free_port, wait_listening
 
@@ -41,14 +42,19 @@ class Served:
         return [json.loads(line) for line in self.stdout.decode().splitlines() if line.strip()]
 
 
-def launch(*args: str, env: Mapping[str, str] | None = None, preamble: str = "") -> subprocess.Popen[bytes]:
-    """Start ``mcp-sonde`` with ``args`` (stdout and stderr piped); the environment has no Redis unless given."""
+def launch(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    preamble: str = "",
+    output: tuple[IO[bytes], IO[bytes]] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start ``mcp-sonde`` with ``args``, stdout and stderr piped (or written to the files of
+    ``output``); the environment has no Redis unless given."""
     child_env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "MCP_SONDE_REDIS_URL")}
     child_env.update(env or {})
     code = _LAUNCH.format(preamble=preamble)
-    return subprocess.Popen(
-        [sys.executable, "-c", code, *args], env=child_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    stdout, stderr = output or (subprocess.PIPE, subprocess.PIPE)
+    return subprocess.Popen([sys.executable, "-c", code, *args], env=child_env, stdout=stdout, stderr=stderr)
 
 
 @contextmanager
@@ -56,22 +62,29 @@ def sonde(
     *args: str, env: Mapping[str, str] | None = None, preamble: str = "", port: int | None = None
 ) -> Iterator[Served]:
     """``with sonde("--allow-private") as served:`` the service on ``served.port`` until the block ends;
-    then SIGTERM, and ``served`` holds the exit code and everything written."""
+    then SIGTERM, and ``served`` holds the exit code and everything written.
+
+    The child writes to files, not pipes: a long drill writes more than a pipe holds, and its
+    output is read only at the end."""
     port = port or free_port()
-    process = launch("serve", "--port", str(port), *args, env=env, preamble=preamble)
-    served = Served(port, process)
-    try:
-        wait_listening(port, process)
-        yield served
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = launch("serve", "--port", str(port), *args, env=env, preamble=preamble, output=(out, err))
+        served = Served(port, process)
         try:
-            served.stdout, served.stderr = process.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            served.stdout, served.stderr = process.communicate()
-        served.returncode = process.returncode
+            wait_listening(port, process)
+            yield served
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            served.returncode = process.returncode
+            for file, name in ((out, "stdout"), (err, "stderr")):
+                file.seek(0)
+                setattr(served, name, file.read())
 
 
 def finish(process: subprocess.Popen[bytes], timeout: float = 60) -> tuple[int, bytes, bytes]:

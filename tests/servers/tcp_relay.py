@@ -1,21 +1,28 @@
-"""A TCP relay on loopback that can be switched off and on: a database that goes away and comes back."""
+"""A TCP relay on loopback that can be switched off and on, slowed or stalled: a database or a Redis
+that goes away, answers late or hangs, and comes back."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 
 class Relay:
     """Listens on a free loopback port; while ``open``, relays each connection to ``target``,
-    else closes it at once (as a database that is down would refuse it)."""
+    else closes it at once (as a database that is down would refuse it). ``delay_s`` holds each
+    chunk that long before passing it on (a slow server); while ``stalled`` is set nothing is
+    passed on and connections stay open (a hung one)."""
 
     def __init__(self, target: tuple[str, int]) -> None:
         self.target = target
         self.open = False
+        self.delay_s = 0.0
+        self.flowing = threading.Event()
+        self.flowing.set()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self._listener.getsockname()[1])
         self._live: list[socket.socket] = []
@@ -39,10 +46,20 @@ class Relay:
             for source, sink in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
 
-    @staticmethod
-    def _pump(source: socket.socket, sink: socket.socket) -> None:
+    def stall(self) -> None:
+        """Pass nothing on until :meth:`resume` (connections stay open)."""
+        self.flowing.clear()
+
+    def resume(self) -> None:
+        """Pass data on again."""
+        self.flowing.set()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         with contextlib.suppress(OSError):
             while data := source.recv(65536):
+                self.flowing.wait()
+                if self.delay_s:
+                    time.sleep(self.delay_s)  # (a slow link is what is under test)
                 sink.sendall(data)
         for end in (source, sink):
             with contextlib.suppress(OSError):
@@ -58,6 +75,7 @@ class Relay:
             end.close()
 
     def close(self) -> None:
+        self.flowing.set()  # (stalled pumps end with their sockets)
         self.cut()
         self._listener.close()
 

@@ -8,29 +8,34 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from app.store import MemoryStore, RedisStore, ResilientStore, Store, key
+from app.store import MemoryStore, RedisStore, ResilientStore, SharedStore, Store, key
 from tests.servers.redis_server import shared_redis_url
 
 pytestmark = pytest.mark.anyio
 
 
 #: The contract is about semantics, not speed: 50 concurrent draws open 50 connections, and on a
-#: loaded machine a connect took longer than the service's 0.25 s (its fallback is tested elsewhere).
+#: loaded machine a connect took longer than 0.25 s (outages are tested in tests/store/test_shared.py).
 CONTRACT_TIMEOUT_S = 5.0
 
 
-@pytest.fixture(params=["memory", "redis", "resilient-redis"])
+@pytest.fixture(params=["memory", "redis", "shared-redis", "cache-redis"])
 async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
     if request.param == "memory":
         backend: Store = MemoryStore()
     elif request.param == "redis":
         backend = RedisStore(shared_redis_url(), timeout_s=CONTRACT_TIMEOUT_S)
+    elif request.param == "shared-redis":
+        backend = SharedStore(RedisStore(shared_redis_url(), timeout_s=CONTRACT_TIMEOUT_S))
     else:
-        backend = ResilientStore(RedisStore(shared_redis_url(), timeout_s=CONTRACT_TIMEOUT_S))
+        shared = SharedStore(RedisStore(shared_redis_url(), timeout_s=CONTRACT_TIMEOUT_S))
+        backend = ResilientStore(shared)
     try:
         yield backend
     finally:
         await backend.aclose()
+        if isinstance(backend, ResilientStore):
+            await backend.primary.aclose()
 
 
 def fresh(kind: str) -> str:

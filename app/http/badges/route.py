@@ -45,6 +45,7 @@ from app.guard.shares import LookupOwner, lookups_for
 from app.http.badges.cache import BUSY, LIMITED, REFUSED, BadgeCache, BadgeState
 from app.http.middleware.clientip import client_ip
 from app.probe import ProbeFailed, unresolved_result
+from app.store import StoreError, health_of
 from badges import STYLES, Style, render_svg
 
 logger = logging.getLogger("mcp_sonde.badge")
@@ -61,18 +62,11 @@ class BadgeService:
     def __init__(self, services: Services) -> None:
         self.services = services
         settings = services.settings
-        self.per_client = RateLimiter(
-            settings.badge_rate_limit, "badge", settings.redis_url, settings.redis_timeout_s, settings.redis_namespace
-        )
-        self.overall = RateLimiter(
-            settings.badge_global_limit,
-            "badge-all",
-            settings.redis_url,
-            settings.redis_timeout_s,
-            settings.redis_namespace,
-        )
+        health = health_of(services.store)
+        self.per_client = RateLimiter.configured(settings, settings.badge_rate_limit, "badge", health)
+        self.overall = RateLimiter.configured(settings, settings.badge_global_limit, "badge-all", health)
         refresh_lock_s = settings.light_probe_timeout_s + settings.queue_budget_s + 5
-        self.cache = BadgeCache(services.store, settings.badge_ttl_s, refresh_lock_s)
+        self.cache = BadgeCache(services.cache, settings.badge_ttl_s, refresh_lock_s)
         self._refreshing: set[asyncio.Task[object]] = set()
         self._stale_urls: set[str] = set()
 
@@ -170,7 +164,7 @@ class BadgeService:
             return await self._probe(target, client, asked_at)
         except TargetRefused:
             return REFUSED, None
-        except (TargetBusy, ResolverBusy, ProbeFailed):
+        except (TargetBusy, ResolverBusy, ProbeFailed, StoreError):  # (Redis down: no probe without its locks)
             return BUSY, None
 
 

@@ -44,7 +44,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app import __version__, jsonsafe
 from app.baselines.request import BaselineRequest
 from app.checking.clients import rate_key
-from app.checking.errors import ApiError, from_payment
+from app.checking.errors import ApiError, from_payment, shared_state_unavailable
 from app.checking.flow import run_check
 from app.checking.freepool import HEADER as FREE_POOL_HEADER
 from app.checking.services import Services
@@ -55,6 +55,7 @@ from app.http.mcp.lookup import register_lookups
 from app.http.middleware.clientip import client_ip
 from app.http.problems import problem, problem_response
 from app.http.routes.ops import asks_free_pool
+from app.store import StoreError
 from app.suite.model import CheckResult
 
 PAYMENT_META = "x402/payment"
@@ -205,6 +206,8 @@ def build_mcp_server(services: Services) -> MCPServer:
             )
         except ApiError as exc:
             return tool_error(for_tool(exc, settings.price_usd, FREE_POOL_HEADER), settings.public_base_url)
+        except StoreError:  # (Redis does not answer: refused before anything was charged)
+            return tool_error(shared_state_unavailable(), settings.public_base_url)
         result = CallToolResult(
             content=[TextContent(type="text", text=served.payload.decode())],
             structured_content=jsonsafe.loads(served.payload),

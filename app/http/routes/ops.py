@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 
 import yaml
@@ -20,6 +21,7 @@ from app.http.budget import budgeted
 from app.http.middleware.cors import origin_may_draw
 from app.payment import payment_required
 from app.settings import Settings
+from app.store import Health, health_of
 from app.suite.catalogue import catalogue
 
 
@@ -89,7 +91,8 @@ async def readyz(request: Request) -> Response:
     up, whether a key may sign, and, with paid checks on, whether the facilitator answers and
     supports every payment option (``degraded`` when not)."""
     services = services_of(request)
-    store_ok = await services.store.ping()
+    health = health_of(services.store)  # (down until it answered twice in a row: app.store.health)
+    store_ok = await services.store.ping() and (health is None or health.up)
     limits_ok = await services.client_limiter.healthy()
     paid = services.payments.enabled
     support = await services.payments.support.status() if paid else None
@@ -104,7 +107,7 @@ async def readyz(request: Request) -> Response:
     )
     body = {
         "status": "degraded" if degraded else "ready",
-        "store": {"backend": "redis" if shared else "memory", "ok": store_ok},
+        "store": {"backend": "redis" if shared else "memory", "ok": store_ok} | _shared_state(health),
         "rate_limits": {"shared": shared, "ok": limits_ok},
         "history": history,
         "signing": signing,
@@ -115,6 +118,14 @@ async def readyz(request: Request) -> Response:
         },
     }
     return JSONResponse(body)
+
+
+def _shared_state(health: Health | None) -> dict[str, object]:
+    """Whether this instance found Redis down, since when, and how many instances it counts."""
+    if health is None:
+        return {}
+    down = None if health.down_since is None else round(time.monotonic() - health.down_since, 1)
+    return {"down_for_s": down, "instances": health.instances}
 
 
 async def metrics(request: Request) -> Response:

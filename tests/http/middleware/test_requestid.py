@@ -4,6 +4,8 @@ and on every log line written during the request."""
 from __future__ import annotations
 
 import re
+import time
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from tests.conftest import Service
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
+from tests.servers.redis_server import OwnRedis
 from tests.servers.sonde import sonde
 
 GENERATED = re.compile(r"[0-9a-f]{32}")
@@ -89,31 +92,47 @@ def test_a_malformed_request_id_from_a_trusted_proxy_is_replaced(
     assert GENERATED.fullmatch(answer.headers["x-request-id"])
 
 
-def test_the_request_id_is_on_the_access_line_and_the_log_lines_of_its_request(sdk_base: str) -> None:
-    """The real ``serve``: a check whose store fails (no Redis listens) logs the store's fallback and the
-    probe's warning while it runs; both lines, and the access line, carry the proxy's request id."""
-    from tests.servers.ports import free_port
-
+def test_the_request_id_is_on_the_access_line_and_the_log_lines_of_its_request(sdk_base: str, tmp_path: Path) -> None:
+    """The real ``serve``: the probe's warning logged while a check runs, and the store's warning of
+    the outage a later check found (Redis stopped), carry their request's id, as the access lines do."""
+    redis = OwnRedis(tmp_path)
+    redis.start()
     env = {
-        "MCP_SONDE_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",  # nothing listens there
+        "MCP_SONDE_REDIS_URL": redis.url,
         "MCP_SONDE_TRUSTED_PROXIES": '["127.0.0.1/32"]',
         "MCP_SONDE_HOST_START_INTERVAL_S": "0",
     }
-    with sonde("--allow-private", env=env) as served:
-        answer = httpx2.post(
-            f"{served.base}/v1/mcp/check",
-            json={"url": f"{sdk_base}/stateless-json/mcp"},
-            headers={"X-Free-Pool": "1", "X-Request-Id": "req-4711.a"},
-            timeout=30,
-        )
-        assert answer.status_code == 200 and answer.headers["x-request-id"] == "req-4711.a"
-        after = httpx2.get(f"{served.base}/healthz")
+    try:
+        with sonde("--allow-private", env=env) as served:
+            body = {"url": f"{sdk_base}/stateless-json/mcp"}
+            answer = httpx2.post(
+                f"{served.base}/v1/mcp/check",
+                json=body,
+                headers={"X-Free-Pool": "1", "X-Request-Id": "req-4711.a"},
+                timeout=30,
+            )
+            assert answer.status_code == 200 and answer.headers["x-request-id"] == "req-4711.a"
+            redis.stop()
+            refused = httpx2.post(
+                f"{served.base}/v1/mcp/check",
+                json=body,
+                headers={"X-Free-Pool": "1", "X-Request-Id": "req-4711.b"},
+                timeout=30,
+            )
+            assert refused.status_code == 503 and refused.json()["reason"] == "shared_state_unavailable"
+            deadline = time.monotonic() + 60  # (the outage is confirmed by two pings 0.5 s apart)
+            while httpx2.get(f"{served.base}/readyz").json()["store"]["down_for_s"] is None:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            after = httpx2.get(f"{served.base}/healthz")
+    finally:
+        redis.stop()
     assert served.returncode == 0
     records = served.records()  # every stderr line is one JSON object
     assert all({"timestamp", "level", "logger", "message"} <= set(record) for record in records)
-    during = {record["logger"] for record in records if record.get("request_id") == "req-4711.a"}
-    assert {"mcp_sonde.store", "mcp_sonde.probe"} <= during, records
-    assert not [r for r in records if r.get("request_id") not in (None, "req-4711.a")]
+    by_request = {(record.get("request_id"), record["logger"]) for record in records}
+    assert {("req-4711.a", "mcp_sonde.probe"), ("req-4711.b", "mcp_sonde.store")} <= by_request, records
+    assert not [r for r in records if r.get("request_id") not in (None, "req-4711.a", "req-4711.b")]
     access = {line["path"]: line for line in served.access_lines()}
-    assert access["/v1/mcp/check"]["request_id"] == "req-4711.a"
+    assert access["/v1/mcp/check"]["request_id"] == "req-4711.b"  # (the last line of the path)
     assert access["/healthz"]["request_id"] == after.headers["x-request-id"]
