@@ -28,7 +28,9 @@ VOLUME ["/var/lib/mcp-sonde"]
 WORKDIR /srv/mcp-sonde
 USER sonde
 EXPOSE 8000
-HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["python", "-c", "import os, sys, urllib.request; port = os.environ.get('MCP_SONDE_PORT', '8000'); sys.exit(0 if urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz', timeout=2).status == 200 else 1)"]
+# Healthy once /readyz answers 200 (ready or degraded); 503 while it starts. A start takes about
+# 2 s on a quiet machine, longer under load or with a slow database: the start period allows 60.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
+  CMD ["python", "-c", "import os, sys, urllib.request; port = os.environ.get('MCP_SONDE_PORT', '8000'); sys.exit(0 if urllib.request.urlopen(f'http://127.0.0.1:{port}/readyz', timeout=2).status == 200 else 1)"]
 ENTRYPOINT ["mcp-sonde"]
 CMD ["serve"]

@@ -33,7 +33,7 @@ import httpx2
 
 from app.probe import probe
 from app.settings import Settings
-from tests.servers.ports import free_port, wait_listening
+from tests.servers.ports import free_port, wait_listening, wait_ready
 
 
 async def _drive(n: int, concurrency: int, once: Callable[[int], Awaitable[None]]) -> float:
@@ -124,7 +124,7 @@ def main() -> None:
     )
     try:
         wait_listening(mcp_port, server)
-        wait_listening(api_port, api)
+        wait_ready(api_port, api)
         target = f"http://127.0.0.1:{mcp_port}/mcp"
         anyio.run(baseline, 50, concurrency, target)  # warm up
         direct = anyio.run(baseline, n, concurrency, target)

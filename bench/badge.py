@@ -28,7 +28,7 @@ from urllib.parse import quote
 import anyio
 import httpx2
 
-from tests.servers.ports import free_port, wait_listening
+from tests.servers.ports import free_port, wait_listening, wait_ready
 
 
 def _serve_bare(port: int) -> subprocess.Popen[bytes]:
@@ -97,6 +97,7 @@ def _measure(wrk: bool, n: int, concurrency: int, log: IO[bytes]) -> tuple[float
     try:
         for port, process in ((target_port, target), (bare_port, bare), (sonde_port, sonde)):
             wait_listening(port, process)
+        wait_ready(sonde_port, sonde)
         url = quote(f"http://127.0.0.1:{target_port}/mcp", safe="")
         warm = httpx2.get(f"http://127.0.0.1:{sonde_port}/badge/mcp?url={url}", timeout=30)
         assert warm.headers["x-badge-state"] == "ok", warm.headers

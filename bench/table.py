@@ -41,7 +41,13 @@ def rows_for(name: str, out: str) -> list[tuple[str, str, str, str]]:
         ]
     if name == "startup":
         ours, bare = first(out, r"mcp-sonde check\s+([\d.]+)"), first(out, r"bare python\s+([\d.]+)")
-        return [("CLI start-up to first packet", f"{ours} ms", f"goal < 100 ms; bare python {bare} ms", "-")]
+        uvicorn = first(out, r"bare uvicorn app\s+/healthz\s+(\d+)")
+        health, ready = first(out, r"first start\s+/healthz\s+(\d+)"), first(out, r"first start.*/readyz\s+(\d+)")
+        return [
+            ("CLI start-up to first packet", f"{ours} ms", f"goal < 100 ms; bare python {bare} ms", "-"),
+            ("serve start-up to /healthz", f"{health} ms", f"bare uvicorn app {uvicorn} ms", "-"),
+            ("serve start-up to /readyz", f"{ready} ms", f"goal < 2000 ms; bare uvicorn app {uvicorn} ms", "-"),
+        ]
     if name == "link":
         return _link_rows(out)
     if name == "attest":

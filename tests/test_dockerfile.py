@@ -84,7 +84,8 @@ def test_runtime_runs_as_a_system_user_with_health_check_and_entry_point(runtime
     uid = run[run.index("--uid", created) + 1]
     assert int(uid) >= 1000
     (health,) = values(runtime, "HEALTHCHECK")
-    assert "/healthz" in health
+    assert "/readyz" in health  # (503 while it starts; 200 ready or degraded)
+    assert "--start-period=60s" in health.split()
     assert [json.loads(v) for v in values(runtime, "ENTRYPOINT")] == [["mcp-sonde"]]
     assert [json.loads(v) for v in values(runtime, "CMD")] == [["serve"]]
 
@@ -121,7 +122,14 @@ def test_compose_runs_two_apis_behind_a_proxy_workers_a_scheduler_postgres_and_r
     services = compose["services"]
     assert {"proxy", "api-1", "api-2", "worker", "scheduler", "postgres", "redis", "migrate"} <= set(services)
     upstream = compose["configs"]["nginx"]["content"]
-    assert "server api-1:8000;" in upstream and "server api-2:8000;" in upstream
+    assert "server api-1:8000 " in upstream and "server api-2:8000 " in upstream
+    # a client's own X-Forwarded-For is replaced by the address nginx sees, never appended to
+    assert "proxy_set_header X-Forwarded-For $$remote_addr;" in upstream and "proxy_add_x_forwarded_for" not in upstream
+    # idempotent requests go to the other instance when one is down, restarting or starting
+    assert "proxy_next_upstream error timeout http_502 http_503 http_504;" in upstream
+    assert "non_idempotent" not in upstream  # (a POST may have been paid for: never sent twice)
+    assert services["proxy"]["depends_on"] == {f"api-{n}": {"condition": "service_healthy"} for n in (1, 2)}
+    assert "version" not in compose and compose["name"] == "mcp-sonde"  # (Compose v2: no version key)
     assert services["worker"]["command"] == ["worker"] and services["scheduler"]["command"] == ["scheduler"]
     for name in ("api-1", "api-2", "worker", "scheduler"):
         env = services[name]["environment"]

@@ -22,7 +22,7 @@ from app.cli.codes import (
     SERVE_EXIT_SETTINGS,
     SERVE_EXIT_STARTUP,
 )
-from tests.servers.ports import free_port, wait_listening
+from tests.servers.ports import free_port, wait_listening, wait_ready
 from tests.servers.redis_server import shared_redis_url
 from tests.servers.sonde import finish, launch, sonde
 
@@ -100,6 +100,49 @@ def test_a_port_that_cannot_be_bound_exits_with_its_own_code(which: str) -> None
     assert f"cannot listen on 127.0.0.1 port {busy}".encode() in err and b"Traceback" not in err
 
 
+def test_a_port_in_use_is_told_before_any_start_work(tmp_path: Path) -> None:
+    """Regression: a port in use was reported after the key ring and the database's schema had
+    been opened (40-60 s on a loaded machine). It is bound first now: nothing else is done."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        env = {"MCP_SONDE_DATA_DIR": str(tmp_path)}
+        code, _out, err = finish(launch("serve", "--port", str(taken.getsockname()[1]), env=env))
+    assert code == SERVE_EXIT_PORT
+    assert list(tmp_path.iterdir()) == []  # no key generated, no database made
+    assert b"signed with key" not in err and b"Started server process" not in err
+
+
+#: Makes opening the key ring (the first step of the service's build) take 5 s.
+SLOW_BUILD = """
+import time
+import app.cli.serve as serve
+opened = serve.signing_ready
+serve.signing_ready = lambda settings: (time.sleep(5), opened(settings))[1]
+"""
+
+
+def test_healthz_answers_while_the_service_is_built_and_readyz_once_it_is(tmp_path: Path) -> None:
+    port = free_port()
+    process = launch("serve", "--port", str(port), env={"MCP_SONDE_DATA_DIR": str(tmp_path)}, preamble=SLOW_BUILD)
+    try:
+        wait_listening(port, process, timeout_s=60)
+        health = httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=10)
+        ready = httpx2.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
+        check = httpx2.post(f"http://127.0.0.1:{port}/v1/mcp/check", json={"url": "https://a.example/mcp"}, timeout=10)
+        assert not (tmp_path / "keys").exists()  # (all three answered while the build waited)
+        wait_ready(port, process)
+        after = httpx2.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
+        process.send_signal(signal.SIGTERM)
+    finally:
+        code, _out, err = finish(process)
+    assert code == 0, err
+    assert (health.status_code, health.json()) == (200, {"status": "ok"})
+    assert (ready.status_code, ready.json(), ready.headers["retry-after"]) == (503, {"status": "starting"}, "1")
+    assert (check.status_code, check.json()["reason"]) == (503, "starting")
+    assert after.status_code == 200 and after.json()["status"] == "ready"
+
+
 #: A start-up step of the app's lifespan that refuses (as a facilitator lacking our scheme would).
 REFUSING_START = """
 import contextlib
@@ -157,7 +200,7 @@ def test_the_first_start_generates_one_signing_key_and_says_so(tmp_path: Path) -
     port = free_port()
     process = launch("serve", "--port", str(port), env={"MCP_SONDE_DATA_DIR": str(tmp_path)})
     try:
-        wait_listening(port, process)
+        wait_ready(port, process)
         published = httpx2.get(f"http://127.0.0.1:{port}/.well-known/mcp-sonde-keys.json", timeout=10).json()
         process.send_signal(signal.SIGTERM)
     finally:

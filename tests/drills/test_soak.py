@@ -20,7 +20,7 @@ import anyio
 import httpx2
 import pytest
 
-from tests.servers.ports import free_port, wait_listening
+from tests.servers.ports import free_port, wait_ready
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
 from tests.servers.sdk_apps import build_app
@@ -60,7 +60,7 @@ def test_200_clients_for_60_s_without_errors_and_flat_memory(
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=errors)
     statuses: Counter[str] = Counter()
     try:
-        wait_listening(port, process)
+        wait_ready(port, process)
         base = f"http://127.0.0.1:{port}"
         with serve(build_app()) as sdk:
             targets = [f"http://127.0.0.1:{sdk}/{mount}/mcp" for mount in ("stateless-json", "stateful-sse")]

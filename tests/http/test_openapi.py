@@ -103,6 +103,7 @@ ALSO: dict[str, set[str]] = {
         *("invalid_payment", "invalid_payment_identifier", "payment_identifier_conflict", "payment_in_use"),
         *("facilitator_unavailable", "facilitator_unsupported", "settlement_unknown", "signing_key_unavailable"),
         *("rate_limited", "client_lookups_busy", "resolver_busy", "shared_state_unavailable", *REFUSAL_REASONS),
+        "starting",  # (every route answers it while the service is built: app.http.starting)
     },
     "POST /v1/admin/optout": {
         "invalid_json", "invalid_body", "body_too_large", "body_timeout", "body_incomplete", "unsupported_media_type",

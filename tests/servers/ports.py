@@ -29,3 +29,27 @@ def wait_listening(port: int, process: subprocess.Popen[bytes] | None = None, ti
             if time.monotonic() > deadline or (process is not None and process.poll() is not None):
                 raise RuntimeError(f"nothing listens on 127.0.0.1:{port}") from None
             time.sleep(0.05)
+
+
+def wait_ready(port: int, process: subprocess.Popen[bytes] | None = None, timeout_s: float = 120.0) -> None:
+    """Wait until ``mcp-sonde serve`` on 127.0.0.1:``port`` has built the service: its ``/readyz``
+    answers anything but 503 ``starting`` (it answers that while it starts; sized for a loaded
+    machine).
+
+    Raises:
+        RuntimeError: not ready within ``timeout_s`` seconds, or ``process`` exited.
+    """
+    import httpx2
+
+    wait_listening(port, process, timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            answer = httpx2.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
+            if answer.status_code != 503 or answer.json().get("status") != "starting":
+                return
+        except (httpx2.HTTPError, ValueError):
+            pass
+        if time.monotonic() > deadline or (process is not None and process.poll() is not None):
+            raise RuntimeError(f"mcp-sonde on 127.0.0.1:{port} never became ready")
+        time.sleep(0.05)

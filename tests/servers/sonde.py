@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
 
-from tests.servers.ports import free_port, wait_listening
+from tests.servers.ports import free_port, wait_ready
 
 #: Run before the command line in the child (for example an import hook); then ``main(argv)``.
 _LAUNCH = "import sys\n{preamble}\nfrom app.cli import main\nraise SystemExit(main(sys.argv[1:]))\n"
@@ -71,7 +71,7 @@ def sonde(
         process = launch("serve", "--port", str(port), *args, env=env, preamble=preamble, output=(out, err))
         served = Served(port, process)
         try:
-            wait_listening(port, process)
+            wait_ready(port, process)
             yield served
         finally:
             if process.poll() is None:
