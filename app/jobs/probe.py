@@ -1,6 +1,8 @@
 """The handler of probe jobs: one full signed check of ``job.url``, as a free check is served.
 
-Order (as :mod:`app.checking.flow`, without payment): the target guard first (a refused URL
+Order (as :mod:`app.checking.flow`, without payment): a source that may withdraw its jobs
+(:class:`~app.queue.model.Gated`: a monitor's run given back or cancelled) is asked first, and
+a withdrawn job contacts nothing; then the target guard (a refused URL
 or address gives ``Outcome(status="refused", reason=<the guard's reason>)`` and nothing is
 contacted); the opt-out list (:mod:`app.optout.known`: as this process read it within the last
 seconds), so an item added while the job waited still stops it (``skipped`` / ``opted_out``; a
@@ -38,7 +40,7 @@ from app.jobs.runs import keep, patiently
 from app.optout.known import STALE_S, ListUnknown
 from app.probe import ProbeResult
 from app.queue.dispatch import Requeued
-from app.queue.model import Job, Outcome
+from app.queue.model import Gated, Job, Outcome
 from app.suite.full import unresolved_check
 from app.suite.model import CheckResult
 
@@ -54,8 +56,11 @@ async def probe(ctx: JobContext, job: Job) -> None:
     Raises:
         Requeued: the host's turn, or a lookup thread, did not come in time; the job is back on the queue.
     """
-    outcome = await outcome_of(ctx, job)
     source = ctx.registry.source(job.source)
+    if isinstance(source, Gated) and not await patiently(ctx, f"job {job.id}", lambda: source.begin(job)):
+        logger.info("probe job %s was withdrawn by its source (given back or cancelled): dropped", job.id)
+        return
+    outcome = await outcome_of(ctx, job)
     if source is None:
         logger.warning("probe job %s names no registered source (%r)", job.id, job.source[:40])
         return

@@ -68,6 +68,11 @@ class MonitorSource:
             for run in claimed
         ]
 
+    async def begin(self, job: Job) -> bool:
+        """Mark the run started; ``False`` when it was given back, cancelled or its monitor deleted
+        (:meth:`app.monitors.store.MonitorStore.start`)."""
+        return job.source == NAME and await self.store.start(job.id, self.clock())
+
     async def finished(self, outcome: Outcome) -> None:
         """Record the run's outcome and raise its alerts (idempotent per job id)."""
         job = outcome.job

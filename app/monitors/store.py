@@ -28,6 +28,14 @@
   next claim, and never costs the batch just claimed. An outcome heard after that changes
   nothing (the run has its status): at worst a run is free. A block given back is active again
   and its ``monitor.exhausted`` alert armed again (it is sent when the block runs out anew).
+- A run's probe job calls :meth:`MonitorStore.start` before it contacts the target: it marks
+  the run started, only while the run has no outcome and its monitor is not deleted, and the
+  job contacts nothing when it did not (a late job for a run given back, or of a deleted
+  monitor, is dropped). The lost-run search gives back only runs never started (a started run
+  not heard of is marked ``lost`` and stays charged: it may have contacted the target), and
+  deleting a monitor cancels its runs not started (``skipped``, reason ``monitor_deleted``);
+  both are conditional updates of the one row, so a run is either performed and charged or not
+  performed and refunded, never both.
 - A token is checked against its digest in constant time; an unknown monitor costs the same
   comparison (:meth:`MonitorStore.get`), so the answer does not tell ids from tokens.
 """
@@ -42,7 +50,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Row, Select, Update, select, update
+from sqlalchemy import Row, Select, Update, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -60,6 +68,8 @@ logger = logging.getLogger("mcp_sonde.monitors")
 RECENT_RUNS = 10
 #: The status and reason of a run whose outcome was never heard.
 LOST, NEVER_REPORTED = "lost", "never_reported"
+#: The status and reason of a run its monitor's deletion cancelled before it started.
+SKIPPED, MONITOR_DELETED = "skipped", "monitor_deleted"
 _NO_TOKEN = token_digest("")
 
 
@@ -205,8 +215,28 @@ class MonitorStore:
                 .values(state=DELETED, deleted_at=now)
             )
             await deliveries.cancel(db, found.key, "monitor_deleted", now)
+            await db.execute(
+                update(monitor_runs)
+                .where(monitor_runs.c.monitor == found.key, monitor_runs.c.status.is_(None),
+                       monitor_runs.c.started_at.is_(None))
+                .values(status=SKIPPED, reason=MONITOR_DELETED, finished_at=now)
+            )  # fmt: skip
             row = (await db.execute(select(monitors).where(monitors.c.id == found.key))).one()
         return _monitor(row)
+
+    async def start(self, run_id: str, now: datetime) -> bool:
+        """Mark the run ``run_id`` started; ``False`` when it must not run (it has an outcome:
+        given back, cancelled or done; its monitor is deleted; or it is unknown). A run started
+        already (its job delivered again) may run again."""
+        live = select(monitors.c.id).where(monitors.c.state != DELETED)
+        async with self.engine.begin() as db:
+            marked = await db.execute(
+                update(monitor_runs)
+                .where(monitor_runs.c.run_id == run_id, monitor_runs.c.status.is_(None),
+                       monitor_runs.c.monitor.in_(live.scalar_subquery()))
+                .values(started_at=func.coalesce(monitor_runs.c.started_at, now))
+            )  # fmt: skip
+        return bool(marked.rowcount == 1)
 
     async def runs(self, monitor: int, limit: int = RECENT_RUNS) -> list[MonitorRun]:
         """The monitor's newest ``limit`` runs, newest first."""
@@ -270,12 +300,19 @@ class MonitorStore:
             lost = lost.with_for_update(skip_locked=True)
         given: Counter[int] = Counter()
         for run in (await db.execute(lost)).all():
-            marked = await db.execute(
+            unstarted = await db.execute(
                 update(monitor_runs)
-                .where(monitor_runs.c.id == run.id, monitor_runs.c.status.is_(None))
+                .where(monitor_runs.c.id == run.id, monitor_runs.c.status.is_(None),
+                       monitor_runs.c.started_at.is_(None))
                 .values(status=LOST, reason=NEVER_REPORTED, finished_at=now)
-            )
-            given[run.monitor] += marked.rowcount
+            )  # fmt: skip
+            given[run.monitor] += unstarted.rowcount
+            if not unstarted.rowcount:  # started: it may have contacted the target, so it stays charged
+                await db.execute(
+                    update(monitor_runs)
+                    .where(monitor_runs.c.id == run.id, monitor_runs.c.status.is_(None))
+                    .values(status=LOST, reason=NEVER_REPORTED, finished_at=now)
+                )
         for monitor in sorted(given):  # (one order of monitor rows for every writer: no deadlock between two)
             if given[monitor]:
                 await db.execute(_given_back(monitor, given[monitor]))

@@ -10,7 +10,10 @@ library's reading loop: it claims idle jobs on every pass, not only after a read
 new ones (so a dead worker's job is redelivered on a quiet queue too), and a Redis that goes
 away (restarted, unreachable) is waited for with a bounded backoff instead of ending the worker;
 the consumer group is made again when the stream came back empty. Each read takes one job at a
-time (``XREADGROUP COUNT 1``), so a worker never holds jobs it has no room to run.
+time (``XREADGROUP COUNT 1``), so a worker never holds jobs it has no room to run. An
+acknowledgement Redis does not take (it restarts while the job ends) is tried again with
+backoff for :data:`ACK_WAIT_S`; one never taken leaves the job pending, so it is delivered again
+and its done marker (:mod:`app.queue.dispatch`) keeps it from running twice.
 
 No Redis (the embedded default): taskiq's :class:`~taskiq.InMemoryBroker` runs each job as a
 task of this process as soon as it is kicked (:mod:`app.jobs.embedded` bounds how many).
@@ -20,7 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
@@ -34,6 +38,8 @@ logger = logging.getLogger("mcp_sonde.jobs")
 #: A blocking read waits this long for a new job before the pass claims idle ones, milliseconds.
 READ_BLOCK_MS = 1000
 GROUP = "mcp-sonde-workers"
+#: How long an acknowledgement is tried again while Redis does not take it, seconds.
+ACK_WAIT_S = 120.0
 
 
 class StreamBroker(RedisStreamBroker):
@@ -71,7 +77,7 @@ class StreamBroker(RedisStreamBroker):
         )
         for _stream, entries in fetched or ():
             for entry_id, fields in entries:
-                yield AckableMessage(data=fields[b"data"], ack=self._ack_generator(entry_id, self.queue_name))
+                yield AckableMessage(data=fields[b"data"], ack=self._patient_ack(entry_id))
         claimed = await conn.xautoclaim(
             self.queue_name, self.consumer_group_name, self.consumer_name,
             min_idle_time=self.idle_timeout, count=1,
@@ -79,7 +85,28 @@ class StreamBroker(RedisStreamBroker):
         for entry_id, fields in claimed[1]:
             if fields:  # (an entry trimmed meanwhile comes back empty)
                 logger.info("a job left by a worker that stopped answering is run again")
-                yield AckableMessage(data=fields[b"data"], ack=self._ack_generator(entry_id, self.queue_name))
+                yield AckableMessage(data=fields[b"data"], ack=self._patient_ack(entry_id))
+
+    def _patient_ack(self, entry_id: Any) -> Callable[[], Awaitable[None]]:
+        """``XACK`` of ``entry_id``, tried again with backoff (see the module docs)."""
+        ack = self._ack_generator(entry_id, self.queue_name)
+
+        async def patiently() -> None:
+            deadline = time.monotonic() + ACK_WAIT_S
+            pause = 0.2
+            while True:
+                try:
+                    await ack()
+                    return
+                except (RedisError, OSError) as exc:
+                    if time.monotonic() + pause > deadline:
+                        logger.warning("a job's acknowledgement was not taken (%s): it is delivered again",
+                                       type(exc).__name__)  # fmt: skip
+                        return
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, 5.0)
+
+        return patiently
 
     async def backlog(self) -> int:
         """Jobs enqueued and not yet acknowledged (waiting, or taken and running).

@@ -111,6 +111,30 @@ def bind(broker: AsyncBroker, dispatcher: Dispatcher) -> None:
     broker.register_task(run_job, task_name=TASK_NAME)
 
 
+async def kick_patiently(broker: AsyncBroker, job: Job) -> None:
+    """:func:`kick`, tried again with backoff (0.2 s up to 5 s) until the queue takes the job: a
+    job a handler puts back (its host was busy) is never dropped because Redis restarted. A
+    worker's stop cancels the wait; the job it was handling is then not acknowledged and is
+    delivered again.
+
+    Raises:
+        BadJob: the job cannot travel.
+    """
+    pause, told = 0.2, False
+    while True:
+        try:
+            await kick(broker, job)
+            return
+        except codec.BadJob:
+            raise
+        except Exception as exc:  # (taskiq's SendTaskError around the Redis fault)
+            if not told:
+                told = True
+                logger.warning("the job queue did not take job %s (%s): trying again", job.id, type(exc).__name__)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 5.0)
+
+
 async def kick(broker: AsyncBroker, job: Job) -> None:
     """Put ``job`` on the queue of ``broker`` (the task need not be registered in this process).
 

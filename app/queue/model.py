@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from app.suite.model import CheckResult
@@ -85,4 +85,14 @@ class Source(Protocol):
 
     async def finished(self, outcome: Outcome) -> None:
         """Hear what a probe job of this source found (idempotent: may come twice)."""
+        ...
+
+
+@runtime_checkable
+class Gated(Protocol):
+    """A :class:`Source` whose jobs may be withdrawn after they were handed out (a monitor run
+    given back or cancelled): a probe job asks :meth:`begin` before it contacts anything."""
+
+    async def begin(self, job: Job) -> bool:
+        """Mark ``job`` as begun; ``False`` when it must contact nothing (it is dropped)."""
         ...

@@ -13,7 +13,8 @@ piling work up. A job id is enqueued once: sources claim what they hand out, and
 scheduler also takes a short-lived ``job-enqueued`` marker per id in the store before it puts
 the job on the queue (a job id seen again within :data:`ENQUEUED_TTL_S` is skipped). A job the
 queue did not take (Redis away) keeps its claim: it is held (up to :data:`HELD_MAX`) and
-enqueued again on the next ticks; a source that raises is logged and asked again next tick.
+enqueued again on the next ticks (so is one whose marker the store did not take); a source that
+raises is logged and asked again next tick.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from app.queue.lock import Lease
 from app.queue.metrics import JobMetrics
 from app.queue.model import Job
 from app.settings import Settings
-from app.store import Store, key
+from app.store import Store, StoreError, key
 
 #: Most jobs taken from one source per tick (one tick of a large sweep fills the queue in a few ticks).
 BATCH = 500
@@ -81,6 +82,7 @@ class Scheduler:
         self.metrics = metrics
         self.lease = lease
         self.held: list[Job] = []
+        self._marked: set[str] = set()  # held jobs whose job-enqueued marker this scheduler took
         self.enqueued = 0
 
     @property
@@ -118,17 +120,31 @@ class Scheduler:
             self._hold(job)
             return
         marker = enqueued_key(job.id)
-        if not await self.store.set_nx(marker, b"1", ENQUEUED_TTL_S):
-            logger.info("job %s was enqueued already: not again", job.id)
-            return
+        if job.id not in self._marked:
+            try:
+                fresh = await self.store.set_nx(marker, b"1", ENQUEUED_TTL_S)
+            except StoreError as exc:  # (Redis away: the queue is too; held for the next tick)
+                if not self.held:
+                    logger.warning("the job-enqueued marker could not be taken (%s): held for the next tick",
+                                   type(exc).__name__)  # fmt: skip
+                self._hold(job)
+                return
+            if not fresh:
+                logger.info("job %s was enqueued already: not again", job.id)
+                return
         try:
             await self._enqueue(job)
         except Exception as exc:
-            await self.store.delete_if_equal(marker, b"1")
+            try:
+                await self.store.delete_if_equal(marker, b"1")
+                self._marked.discard(job.id)
+            except StoreError:  # (the marker stays ours: the next try does not wait for it)
+                self._marked.add(job.id)
             if not self.held:
                 logger.warning("the job queue did not take a job (%s): held for the next tick", type(exc).__name__)
             self._hold(job)
             return
+        self._marked.discard(job.id)
         self.enqueued += 1
         self.metrics.enqueued.labels(source=job.source if self.registry.source(job.source) else "other").inc()
 

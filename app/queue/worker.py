@@ -16,7 +16,7 @@ from taskiq import AsyncBroker
 from taskiq.acks import AcknowledgeType
 from taskiq.receiver import Receiver
 
-from app.queue.dispatch import Dispatcher, bind, kick
+from app.queue.dispatch import Dispatcher, bind, kick_patiently
 from app.queue.handlers import Context
 from app.queue.model import Job
 
@@ -30,7 +30,7 @@ async def work(ctx: Context, broker: AsyncBroker, concurrency: int, stop: asynci
     """
 
     async def enqueue(job: Job) -> None:
-        await kick(broker, job)
+        await kick_patiently(broker, job)  # (a job put back waits for the queue, never dropped)
 
     ctx.wire(enqueue)
     dispatcher = Dispatcher(ctx.registry, ctx)

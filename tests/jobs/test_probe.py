@@ -201,3 +201,28 @@ async def test_a_further_host_named_in_a_challenge_waits_for_its_start_turn(data
     assert outcome.result.auth.lookups[0].refused == "target_busy"
     assert raw.requests_to("/meta") == [], "the further host was contacted outside its turn"
     assert waited >= TURN_WAIT_S  # (it waited for the turn, bounded)
+
+
+class Withdrawing(ListSource):
+    """A gated source (:class:`app.queue.model.Gated`) that withdrew every job it handed out."""
+
+    def __init__(self) -> None:
+        super().__init__(name="withdrawing")
+        self.asked_begin: list[str] = []
+
+    async def begin(self, job: Job) -> bool:
+        self.asked_begin.append(job.id)
+        return False
+
+
+async def test_a_job_its_source_withdrew_contacts_nothing(broker: str, database_url: str, raw: RawServer) -> None:
+    """Regression: a monitor run given back as lost (refunded) was still probed when its job ran
+    late; the job asks its source first and contacts nothing once withdrawn."""
+    raw.routes["/mcp"] = MiniMcp()
+    source = Withdrawing()
+    job = probe_job(raw.url("/mcp"), source=source.name)
+    async with BROKERS[broker](job_settings(database_url), source) as (_ctx, run):
+        await run(job)
+    assert source.asked_begin == [job.id] and source.outcomes == []
+    assert raw.seen == [] and raw.connections == 0
+    assert await stored_runs(database_url) == 0

@@ -73,3 +73,43 @@ async def test_a_block_given_back_after_its_exhausted_alert_alerts_again(
     [extra] = await store.claim(T0 + timedelta(seconds=3800), 10)
     done = await store.finish(extra.run_id, status="ok", reason="ok", now=T0 + timedelta(seconds=3810), **keep)
     assert done is not None and len(done.deliveries) == 1  # exhausted again: told again
+
+
+async def test_a_late_job_for_a_run_given_back_may_not_start(history: SqlHistory, secrets: WebhookSecrets) -> None:
+    """Regression: a run given back as lost (refunded) was still probed when its job ran late
+    (4 probes against a block of 2). Its job may not start now, and the refund stands."""
+    store = MonitorStore(history.engine)
+    made, token = await make_monitor(store, secrets, URL, runs=1, interval_s=300)
+    [lost] = await store.claim(T0, 10)
+    await store.claim(T0 + timedelta(seconds=store.lost_after_s + 1), 10)  # given back
+    assert not await store.start(lost.run_id, T0 + timedelta(seconds=store.lost_after_s + 2))
+    after = await store.get(made.monitor_id, token)
+    assert after is not None and after.runs_left == 1
+
+
+async def test_a_started_run_is_charged_even_when_never_heard_of(history: SqlHistory, secrets: WebhookSecrets) -> None:
+    """A run whose job began contacting its target may have probed it: not refunded when lost."""
+    store = MonitorStore(history.engine)
+    made, token = await make_monitor(store, secrets, URL, runs=1, interval_s=300)
+    [run] = await store.claim(T0, 10)
+    assert await store.start(run.run_id, T0 + timedelta(seconds=1))
+    assert await store.start(run.run_id, T0 + timedelta(seconds=2))  # (its job delivered again: may go on)
+    await store.claim(T0 + timedelta(seconds=store.lost_after_s + 10), 10)
+    [seen] = await store.runs(made.key)
+    assert (seen.status, seen.reason) == ("lost", "never_reported")
+    after = await store.get(made.monitor_id, token)
+    assert after is not None and (after.runs_left, after.state) == (0, "exhausted")  # charged, once
+    assert not await store.start(run.run_id, T0 + timedelta(hours=2))
+
+
+async def test_deleting_a_monitor_cancels_its_runs_not_started(history: SqlHistory, secrets: WebhookSecrets) -> None:
+    store = MonitorStore(history.engine)
+    made, token = await make_monitor(store, secrets, URL, runs=5, interval_s=60)
+    [running] = await store.claim(T0, 10)
+    [queued] = await store.claim(T0 + timedelta(seconds=61), 10)
+    assert await store.start(running.run_id, T0 + timedelta(seconds=62))
+    await store.delete(made.monitor_id, token, T0 + timedelta(seconds=63))
+    assert not await store.start(queued.run_id, T0 + timedelta(seconds=64))  # cancelled: contacts nothing
+    assert not await store.start(running.run_id, T0 + timedelta(seconds=64))  # (a redelivery of it neither)
+    runs = {r.run_id: (r.status, r.reason) for r in await store.runs(made.key)}
+    assert runs == {queued.run_id: ("skipped", "monitor_deleted"), running.run_id: (None, None)}

@@ -165,4 +165,4 @@ async def test_a_deleted_monitors_lost_run_is_not_given_back(history: SqlHistory
     await store.claim(T0 + timedelta(days=1), 10)
     after = await store.get(made.monitor_id, token)
     assert after is not None and (after.state, after.runs_left) == ("deleted", 1)
-    assert [r.status for r in await store.runs(made.key)] == ["lost"]
+    assert [(r.status, r.reason) for r in await store.runs(made.key)] == [("skipped", "monitor_deleted")]  # cancelled

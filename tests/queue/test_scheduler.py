@@ -141,3 +141,91 @@ def test_a_source_or_handler_is_registered_once() -> None:
 
 async def _handler(ctx: object, job: Job) -> None:
     return None
+
+
+def _through(link_port: int) -> str:
+    """The shared test Redis URL, dialled through a relay on ``link_port``."""
+    url = shared_redis_url()
+    database = url.rsplit("/", 1)[1] if url.count("/") >= 3 else "0"
+    return f"redis://127.0.0.1:{link_port}/{database}"
+
+
+async def test_jobs_handed_out_while_redis_is_away_go_on_the_queue_once_when_it_answers() -> None:
+    """Regression: jobs a tick handed out while Redis was away (the marker and the queue both on
+    it) were lost or skipped as enqueued already; they are held and go on the queue once."""
+    from redis.asyncio import Redis
+
+    from app.queue.broker import stream_broker
+    from app.queue.dispatch import kick
+    from app.store.redis import RedisStore
+    from app.store.shared import SharedStore
+    from tests.servers.tcp_relay import relay
+
+    real = shared_redis_url()
+    host_port = real.split("//", 1)[1].split("/", 1)[0]
+    with relay(("127.0.0.1", int(host_port.rpartition(":")[2] or 6379))) as link:
+        link.open = True
+        settings = Settings(redis_url=_through(link.port), redis_namespace=f"t{uuid.uuid4().hex[:8]}:",
+                            jobs_queue=uuid.uuid4().hex)  # fmt: skip
+        assert settings.redis_url is not None
+        store = SharedStore(RedisStore(settings.redis_url, 1.0, settings.redis_namespace))
+        broker = stream_broker(settings)
+        jobs = [probe_job(f"https://example.com/mcp{n}") for n in range(3)]
+        registry = Registry()
+        registry.add_source(ListSource(jobs=list(jobs)))
+
+        async def enqueue(job: Job) -> None:
+            await kick(broker, job)
+
+        async def room() -> int:
+            return 1000
+
+        from prometheus_client import CollectorRegistry
+
+        scheduler = Scheduler(registry, settings, store, enqueue, room, JobMetrics(CollectorRegistry()))
+        try:
+            link.cut()  # Redis away: the marker and the queue both fail
+            assert await scheduler.tick() == 0 and [job.id for job in scheduler.held] == [job.id for job in jobs]
+            link.open = True
+            for _ in range(600):  # (the store says Redis is up again within about a second)
+                if not store.degraded:
+                    break
+                await asyncio.sleep(0.05)
+            assert await scheduler.tick() == 3 and scheduler.held == []
+            assert await scheduler.tick() == 0
+        finally:
+            await broker.shutdown()
+            await store.aclose()
+    async with Redis.from_url(real) as redis:
+        entries = await redis.xrange(settings.jobs_queue)
+        await redis.delete(settings.jobs_queue)
+    assert entries is not None and len(entries) == 3
+
+
+async def test_a_job_put_back_while_redis_restarts_reaches_the_queue_when_it_answers() -> None:
+    """Regression: a job its handler put back (the host was busy) failed with SendTaskError while
+    Redis restarted, and was acknowledged and lost. It waits for the queue instead."""
+    from redis.asyncio import Redis
+
+    from app.queue.broker import stream_broker
+    from app.queue.dispatch import kick_patiently
+    from tests.servers.tcp_relay import relay
+
+    real = shared_redis_url()
+    host_port = real.split("//", 1)[1].split("/", 1)[0]
+    with relay(("127.0.0.1", int(host_port.rpartition(":")[2] or 6379))) as link:
+        settings = Settings(redis_url=_through(link.port), jobs_queue=uuid.uuid4().hex)
+        broker = stream_broker(settings)
+        job = probe_job("https://example.com/mcp")
+        try:
+            waiting = asyncio.create_task(kick_patiently(broker, job))
+            await asyncio.sleep(1.0)  # (several tries refused)
+            assert not waiting.done()
+            link.open = True
+            await asyncio.wait_for(waiting, 60)
+        finally:
+            await broker.shutdown()
+    async with Redis.from_url(real) as redis:
+        entries = await redis.xrange(settings.jobs_queue)
+        await redis.delete(settings.jobs_queue)
+    assert entries is not None and len(entries) == 1

@@ -58,6 +58,7 @@ monitor_runs = Table(
     Column("run_id", String(64), nullable=False, unique=True),
     Column("due_at", Moment, nullable=False),
     Column("claimed_at", Moment, nullable=True),
+    Column("started_at", Moment, nullable=True),
     Column("finished_at", Moment, nullable=True),
     Column("status", String(32), nullable=True),
     Column("reason", String(64), nullable=True),
