@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import logging.config
 import signal
 import socket
 from collections.abc import Awaitable, Callable
@@ -163,6 +164,8 @@ def serve(settings: Settings) -> int:
 
     from app.http.starting import Starting, StartupFailed
 
+    logging_config = service_logging(settings.log_format)
+    logging.config.dictConfig(logging_config)  # (so the lines of the start are the service's)
     listening = listen(settings)  # (first: a port in use is told at once)
     if isinstance(listening, int):
         return listening
@@ -173,7 +176,7 @@ def serve(settings: Settings) -> int:
         "workers": settings.workers,
         "access_log": False,  # uvicorn's access log prints query strings; ours does not
         "proxy_headers": False,  # client IPs follow the trusted_proxies setting instead
-        "log_config": service_logging(settings.log_format),  # applied here and in every worker process
+        "log_config": logging_config if settings.workers > 1 else None,  # (each worker applies it again)
         "limit_concurrency": settings.limit_concurrency,
         "timeout_keep_alive": 5,
     }

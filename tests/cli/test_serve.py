@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
@@ -141,6 +142,22 @@ def test_healthz_answers_while_the_service_is_built_and_readyz_once_it_is(tmp_pa
     assert (ready.status_code, ready.json(), ready.headers["retry-after"]) == (503, {"status": "starting"}, "1")
     assert (check.status_code, check.json()["reason"]) == (503, "starting")
     assert after.status_code == 200 and after.json()["status"] == "ready"
+    assert f"listening on http://127.0.0.1:{port}".encode() in err  # (said first, as the service's own line)
+
+
+def test_the_log_says_where_the_service_listens() -> None:
+    """Regression: binding first, before the service's logging was applied, dropped the one line
+    naming the address (uvicorn's own is not written when it is handed the sockets)."""
+    port = free_port()
+    process = launch("serve", "--port", str(port))
+    try:
+        wait_ready(port, process)
+        process.send_signal(signal.SIGTERM)
+    finally:
+        code, _out, err = finish(process)
+    assert code == 0, err
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith(b"{")]
+    assert {"logger": "mcp_sonde.serve", "message": f"listening on http://127.0.0.1:{port}"}.items() <= lines[0].items()
 
 
 #: A start-up step of the app's lifespan that refuses (as a facilitator lacking our scheme would).

@@ -20,13 +20,12 @@ import pytest
 import redis
 
 from app.attest.keyring import keyring_of
-from app.checking.services import open_history
 from app.queue.broker import stream_broker
 from app.queue.dispatch import kick
 from app.queue.model import Job
 from app.settings import Settings
 from tests.history.conftest import relayed_postgres
-from tests.jobs.conftest import job_settings, postgres_database, probe_job, stored_runs
+from tests.jobs.conftest import job_settings, postgres_database, probe_job, runs_by_id, stored_runs
 from tests.jobs.fleet import Counted, Fleet, wait_for
 from tests.servers.ports import wait_listening
 from tests.servers.raw import RawServer
@@ -58,22 +57,6 @@ def routes(raw: RawServer, counted: Counted, n: int) -> list[str]:
     for i in range(n):
         raw.routes[f"/mcp{i}"] = counted
     return [raw.url(f"/mcp{i}") for i in range(n)]
-
-
-def runs_by_id(url: str) -> Counter[str]:
-    from sqlalchemy import select
-
-    from app.db.tables.history import runs
-
-    async def read() -> Counter[str]:
-        history = open_history(url)
-        try:
-            async with history.engine.connect() as db:
-                return Counter((await db.scalars(select(runs.c.run_id))).all())
-        finally:
-            await history.aclose()
-
-    return asyncio.run(read())
 
 
 def test_a_worker_killed_mid_probe_leaves_its_job_to_another_which_stores_it_once(

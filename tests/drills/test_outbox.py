@@ -5,7 +5,6 @@ directory, and the history then holds exactly those 1,000 runs, each once (the o
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import time
 from collections import Counter
@@ -15,7 +14,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from app.checking.services import open_history
+from tests.jobs.conftest import runs_by_id
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
 from tests.servers.sonde import sonde
@@ -43,19 +42,7 @@ def env_of(data: Path) -> dict[str, str]:
 
 def stored(data: Path) -> Counter[str]:
     """The run ids in the history database of ``data``, with how often each is there."""
-    from sqlalchemy import select
-
-    from app.db.tables.history import runs
-
-    async def read() -> Counter[str]:
-        history = open_history(f"sqlite+aiosqlite:///{data / 'history.sqlite3'}")
-        try:
-            async with history.engine.connect() as db:
-                return Counter((await db.scalars(select(runs.c.run_id))).all())
-        finally:
-            await history.aclose()
-
-    return asyncio.run(read())
+    return runs_by_id(f"sqlite+aiosqlite:///{data / 'history.sqlite3'}")
 
 
 def check_all(base: str, urls: list[str]) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -92,3 +93,17 @@ async def stored_runs(url: str, run_id: str | None = None) -> int:
             return int(await db.scalar(query) or 0)
     finally:
         await history.aclose()
+
+
+def runs_by_id(url: str) -> Counter[str]:
+    """The run ids in the history at ``url``, with how often each is there (from sync code)."""
+
+    async def read() -> Counter[str]:
+        history = open_history(url)
+        try:
+            async with history.engine.connect() as db:
+                return Counter((await db.scalars(select(runs.c.run_id))).all())
+        finally:
+            await history.aclose()
+
+    return asyncio.run(read())
