@@ -30,6 +30,12 @@ def default_data_dir() -> Path:
 #: one client checking its own servers again and again, and the free pool should not stop it.
 DEVELOPMENT_FREE_POOL_PER_IP = 1000
 
+#: The shortest monitor interval, seconds; under ``staging``, :data:`STAGING_MIN_INTERVAL_S`.
+MIN_INTERVAL_S = 300
+STAGING_MIN_INTERVAL_S = 10
+#: ``monitor_run_lost_s`` under ``staging`` when it is not set (the shortest allowed is 60 s there, 600 s otherwise).
+STAGING_RUN_LOST_S = 120.0
+
 
 class PaymentNetwork(BaseModel):
     """One accepted payment option: a CAIP-2 network, a USDC-like asset, its EIP-712 domain."""
@@ -675,12 +681,20 @@ class Settings(BaseSettings):
         description="Runs one payment for a monitor buys (the block). The operator's offer.",
     )
     monitor_run_lost_s: float = Field(
-        default=3600.0, ge=600, le=7 * 86_400,
+        default=3600.0, ge=60, le=7 * 86_400,
         description=(
         "A monitor run handed out whose outcome is not heard within this long (its job was lost) is marked "
-        "lost and given back to the monitor's block, seconds. Keep it above a job's longest life."
+        f"lost and given back to the monitor's block, seconds (at least 600; 60 under staging, where it is "
+        f"{STAGING_RUN_LOST_S:g} by default). Keep it above a job's longest life."
     ),
     )  # fmt: skip
+    staging: bool = Field(
+        default=False,
+        description=(
+            f"Staging switch, for drills and local tries: monitors may run every {STAGING_MIN_INTERVAL_S} s "
+            f"(not {MIN_INTERVAL_S}) and the lost-run limit follows. Refused unless allow_private is on."
+        ),
+    )
     webhook_timeout_s: float = Field(
         default=10.0, gt=0, le=60, description="Budget of one webhook delivery attempt (lookup to answer), seconds."
     )
@@ -702,6 +716,23 @@ class Settings(BaseSettings):
         """Under ``allow_private`` the per-client share defaults to :data:`DEVELOPMENT_FREE_POOL_PER_IP`."""
         if self.allow_private and "free_pool_per_ip" not in self.model_fields_set:
             object.__setattr__(self, "free_pool_per_ip", DEVELOPMENT_FREE_POOL_PER_IP)  # (frozen: set once, here)
+        return self
+
+    @property
+    def monitor_min_interval_s(self) -> int:
+        """The shortest ``interval_s`` a monitor may have (:data:`MIN_INTERVAL_S`, or staging's)."""
+        return STAGING_MIN_INTERVAL_S if self.staging else MIN_INTERVAL_S
+
+    @model_validator(mode="after")
+    def _staging_is_development(self) -> Settings:
+        """``staging`` only with ``allow_private``; it lets ``monitor_run_lost_s`` below 600 and
+        defaults it to :data:`STAGING_RUN_LOST_S`."""
+        if self.staging and not self.allow_private:
+            raise ValueError("staging needs the development switch (allow_private): never on a public deployment")
+        if not self.staging and self.monitor_run_lost_s < 600:
+            raise ValueError("monitor_run_lost_s must be at least 600 (60 under staging)")
+        if self.staging and "monitor_run_lost_s" not in self.model_fields_set:
+            object.__setattr__(self, "monitor_run_lost_s", STAGING_RUN_LOST_S)  # (frozen: set once, here)
         return self
 
     @model_validator(mode="after")

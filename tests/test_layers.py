@@ -20,7 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the roots: the error hierarchy, stopping background tasks", ("errors", "background")),
     ("foundation", ("settings", "logs", "jsonsafe", "textruns", "filelock", "store", "badges")),
-    ("canonical form, target guard, database, payments", ("canonical", "guard", "db", "payment")),
+    (
+        "canonical form, target guard, database, payments, the dev chain",
+        ("canonical", "guard", "db", "payment", "devchain"),
+    ),
     ("guarded HTTP client, schema drift, opt-out list", ("net", "drift", "optout")),
     ("the probe, the history", ("probe", "history")),
     ("the check suite, statistics", ("suite", "stats")),

@@ -138,3 +138,4 @@ def test_lock_files_hold_every_pin_at_its_version() -> None:
     wrong = [(file, name, version, files[file].get(name)) for file, name, version in expected]
     assert [row for row in wrong if row[3] != {row[2]}] == []
     assert set(extras["otel"].items()) <= set(extras["test"].items())  # so the dev lock has them too
+    assert set(extras["dev-chain"].items()) <= set(extras["test"].items())

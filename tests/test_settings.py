@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from app.settings import DEVELOPMENT_FREE_POOL_PER_IP, Settings
+from app.settings import (
+    DEVELOPMENT_FREE_POOL_PER_IP,
+    MIN_INTERVAL_S,
+    STAGING_MIN_INTERVAL_S,
+    STAGING_RUN_LOST_S,
+    Settings,
+)
 
 
 def test_development_mode_raises_the_per_client_free_share_unless_it_is_set(
@@ -22,6 +28,19 @@ def test_development_mode_raises_the_per_client_free_share_unless_it_is_set(
     assert Settings().free_pool_per_ip == DEVELOPMENT_FREE_POOL_PER_IP
     monkeypatch.setenv("MCP_SONDE_FREE_POOL_PER_IP", "3")
     assert Settings().free_pool_per_ip == 3
+
+
+def test_staging_needs_the_development_switch_and_shortens_monitor_intervals_and_the_lost_limit() -> None:
+    with pytest.raises(ValidationError, match="staging needs the development switch"):
+        Settings(staging=True)
+    with pytest.raises(ValidationError, match="at least 600"):
+        Settings(monitor_run_lost_s=120)
+    plain, staging = Settings(allow_private=True), Settings(allow_private=True, staging=True)
+    assert (plain.monitor_min_interval_s, plain.monitor_run_lost_s) == (MIN_INTERVAL_S, 3600.0) == (300, 3600.0)
+    assert (staging.monitor_min_interval_s, staging.monitor_run_lost_s) == (STAGING_MIN_INTERVAL_S, STAGING_RUN_LOST_S)
+    assert Settings(allow_private=True, staging=True, monitor_run_lost_s=60).monitor_run_lost_s == 60
+    with pytest.raises(ValidationError):
+        Settings(allow_private=True, staging=True, monitor_run_lost_s=59)
 
 
 def test_the_metrics_port_is_not_the_main_port() -> None:

@@ -88,6 +88,10 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
         "The shared store (Redis) does not answer, so what every instance counts together (the free pool, "
         "payment locks, single-flight locks) cannot be counted; nothing was charged. See Retry-After.",
     ),
+    "payments_not_configured": (
+        501,
+        "This instance takes no payments (no payTo or payment network), so nothing paid can be bought here.",
+    ),
     "starting": (503, "The service is starting; try again in a second (see Retry-After)."),
     "run_not_found": (404, "The server has no kept run with this id (or none) that read its whole tool list."),
     "invalid_baseline_request": (

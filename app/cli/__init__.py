@@ -14,7 +14,8 @@ exits with one of its own codes (:data:`app.cli.codes.SERVE_EXIT_HELP`).
 (:mod:`app.cli.keys`); ``mcp-sonde db upgrade|current`` migrates the history database
 (:mod:`app.cli.db`); ``mcp-sonde optout add|remove|list`` manages the hosts and URLs sweeps never
 contact (:mod:`app.cli.optout`); ``mcp-sonde registry sync|status`` syncs the MCP registry mirror
-now or shows the last sync's report (:mod:`app.cli.registry`).
+now or shows the last sync's report (:mod:`app.cli.registry`); ``mcp-sonde dev-chain`` runs an
+offline payment chain and x402 facilitator for development (:mod:`app.cli.devchain`).
 
 ``mcp-sonde worker [--concurrency N]`` runs scheduled jobs from the Redis job queue
 (:mod:`app.cli.worker`); ``mcp-sonde scheduler`` enqueues due work, one active at a time
@@ -93,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_scheduler(commands)
     add_optout(commands)
     add_registry(commands)
+    from app.cli.devchain import add_parser as add_devchain
+
+    add_devchain(commands)
     serve = commands.add_parser(
         "serve",
         help="run the HTTP API (settings: MCP_SONDE_* and REDIS_URL)",

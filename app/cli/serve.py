@@ -206,13 +206,13 @@ def serve(settings: Settings) -> int:
 
         app = Starting(builder(settings), failed_to_start, str(settings.public_base_url))
         server = uvicorn.Server(uvicorn.Config(app, **options))
-        return _run(server, sockets, outcome)
+        return run_server(server, sockets, outcome)
     finally:
         for sock in sockets:
             sock.close()
 
 
-def _run(server: Any, sockets: list[socket.socket], outcome: list[int]) -> int:
+def run_server(server: Any, sockets: list[socket.socket], outcome: list[int]) -> int:
     """uvicorn's server on ``sockets`` until it stops; the exit code."""
     from uvicorn.config import STARTUP_FAILURE
 

@@ -149,7 +149,7 @@ def test_the_docs_blocks_say_what_the_pages_say(session: Session) -> None:
     assert '"verdict":"breaking"' in api and '"rule":"maximum_lowered"' in api
     assert '{"x402Version":2,"resources":[]}' in api
     assert '"reason":"admin_disabled"' in api
-    assert '"monitor_block":{"runs":100' in by_page["docs/monitors.md"]
+    assert '"reason":"payments_not_configured"' in by_page["docs/monitors.md"]
     assert '"host_proof"' in by_page["docs/monitors.md"]
     baselined = [b for b in session.blocks if "baseline-check.json" in b.code]
     assert baselined, "the baseline example moved"

@@ -17,8 +17,9 @@ added or lost shows here.
 What the recording leans on: the whole run takes a few seconds, well inside the one-minute
 windows of the rate limits (their ``remaining`` counts are recorded), and within one UTC day
 (dates are recorded as days before today, and the free pool is counted per day). Paid checks,
-paid baselines and monitors are off (no ``pay_to``): their routes answer with the x402
-document whose ``accepts`` is empty, so no monitor is made and its reads are the refusals.
+paid baselines and monitors are off (no ``pay_to``): a paid baseline is answered with the x402
+document whose ``accepts`` is empty, a monitor with 501 ``payments_not_configured``, so no
+monitor is made and its reads are the refusals.
 """
 
 from __future__ import annotations

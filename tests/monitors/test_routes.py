@@ -152,6 +152,25 @@ def test_refused_urls_and_bodies_cost_nothing(paid_service: PaidService, chain: 
     assert monitor_rows(tmp_path) == []
 
 
+def test_staging_takes_ten_second_intervals_and_a_plain_instance_does_not(paid_service: PaidService) -> None:
+    short, shorter = BODY | {"interval_s": 10}, BODY | {"interval_s": 9}
+    with paid_service(**BLOCK) as base:
+        plain = [post(base, short), post(base, BODY)]
+    with paid_service(staging=True, **BLOCK) as base:
+        staged = [post(base, short), post(base, shorter)]
+    assert [(a.status_code, reason_of(a)) for a in plain] == [(422, "invalid_body"), (402, "payment_required")]
+    assert "<300 to 604800>" in plain[0].json()["detail"]
+    assert [(a.status_code, reason_of(a)) for a in staged] == [(402, "payment_required"), (422, "invalid_body")]
+    assert "<10 to 604800>" in staged[1].json()["detail"]
+
+
+def test_an_instance_taking_no_payments_says_so_instead_of_an_empty_offer(paid_service: PaidService) -> None:
+    with paid_service(pay_to=None, **BLOCK) as base:
+        answer = post(base, BODY)
+    assert (answer.status_code, reason_of(answer)) == (501, "payments_not_configured")
+    assert answer.headers["cache-control"] == "no-store" and "payment-required" not in answer.headers
+
+
 def test_the_delivery_log_pages_newest_first_and_runs_become_due(
     paid_service: PaidService, chain: Chain, tmp_path: Path
 ) -> None:

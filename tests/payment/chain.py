@@ -1,14 +1,13 @@
-"""An offline EVM for payment tests: eth-tester on py-evm, a USDC-like EIP-3009 token, and a real
-x402 facilitator (the ``x402`` package's own) that verifies and settles against that chain,
-served over HTTP on loopback."""
+"""An offline EVM for payment tests: eth-tester on py-evm, the development chain's USDC-like
+EIP-3009 token (:mod:`app.devchain`), and a real x402 facilitator (the ``x402`` package's own,
+as :func:`app.devchain.new_facilitator` makes it) that verifies and settles against that
+chain, served over HTTP on loopback with the hooks the payment tests need."""
 
 from __future__ import annotations
 
 import base64
 import json
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from eth_account import Account
@@ -18,25 +17,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from web3 import EthereumTesterProvider, Web3
-from x402 import x402Client, x402Facilitator
+from x402 import x402Client
 from x402.client_base import SchemeRegistration, x402ClientConfig
 from x402.extensions.payment_identifier import append_payment_identifier_to_extensions
-from x402.mechanisms.evm.exact import ExactEvmClientScheme, ExactEvmFacilitatorScheme
-from x402.mechanisms.evm.signers import EthAccountSigner, FacilitatorWeb3Signer
+from x402.mechanisms.evm.exact import ExactEvmClientScheme
+from x402.mechanisms.evm.signers import EthAccountSigner
 from x402.schemas import PaymentPayload, PaymentRequired, SettleRequest, VerifyRequest
 
-TOKEN_SOURCE = Path(__file__).with_name("usdc_like.vy")
+from app.devchain.chain import TOKEN_NAME, TOKEN_VERSION, compiled_token
+from app.devchain.facilitator import new_facilitator
+
 PRICE = 5000
 START_BALANCE = 1_000_000
-
-
-@cache
-def compiled_token() -> dict[str, Any]:
-    """ABI and bytecode of the test token (Vyper, compiled once per run)."""
-    import vyper
-
-    output: dict[str, Any] = vyper.compile_code(TOKEN_SOURCE.read_text(), output_formats=["abi", "bytecode"])
-    return output
 
 
 @dataclass
@@ -72,7 +64,9 @@ def new_chain() -> Chain:
     deployer = w3.eth.accounts[0]
     compiled = compiled_token()
     contract = w3.eth.contract(abi=compiled["abi"], bytecode=compiled["bytecode"])
-    receipt = w3.eth.wait_for_transaction_receipt(contract.constructor("USD Coin", "2").transact({"from": deployer}))
+    receipt = w3.eth.wait_for_transaction_receipt(
+        contract.constructor(TOKEN_NAME, TOKEN_VERSION).transact({"from": deployer})
+    )
     token = w3.eth.contract(address=receipt["contractAddress"], abi=compiled["abi"])
     payer, pay_to, facilitator_key, broke = (Account.create() for _ in range(4))
     token.functions.mint(payer.address, START_BALANCE).transact({"from": deployer})
@@ -88,10 +82,7 @@ def facilitator_app(chain: Chain) -> Starlette:
     says otherwise (read at each call): a list of kinds to answer instead, or an HTTP status to
     answer with no body. ``chain.state["supported_calls"]`` counts the calls.
     """
-    signer = FacilitatorWeb3Signer(private_key=chain.facilitator_key.key.hex(), rpc_url="http://127.0.0.1:9")
-    signer._w3 = chain.w3  # the signer reads and writes the in-process chain
-    facilitator = x402Facilitator()
-    facilitator.register([chain.network], ExactEvmFacilitatorScheme(signer))
+    facilitator = new_facilitator(chain.w3, chain.facilitator_key)
     calls: dict[str, int] = {"verify": 0, "settle": 0}
     chain.state["calls"] = calls
     chain.state["supported_calls"] = 0

@@ -4,7 +4,8 @@ runs and deliveries as JSON.
 The body is read as the check's is (:func:`app.http.bodies.check.read_body`: capped at
 ``max_body_bytes``, within the body timeout, ``application/json`` only); JSON with a key given
 twice is refused (:func:`app.jsonsafe.unique_keys`), and so is any member but ``url``,
-``interval_s`` (a whole number of seconds, :data:`MIN_INTERVAL_S` to :data:`MAX_INTERVAL_S`)
+``interval_s`` (a whole number of seconds, from the settings' ``monitor_min_interval_s``
+(:data:`app.settings.MIN_INTERVAL_S`, or the staging switch's) to :data:`MAX_INTERVAL_S`)
 and ``webhook``. Neither URL may hold a query string: both are kept in stored records, which
 never hold one (a query often carries a key), so a monitor for such a URL is refused (422
 ``query_not_allowed``) before anything is paid.
@@ -24,9 +25,9 @@ from app.guard import MAX_URL_LENGTH
 from app.http.bodies.check import is_json, read_body
 from app.monitors.alerts import moment
 from app.monitors.store import Monitor, MonitorRun
+from app.settings import MIN_INTERVAL_S, STAGING_MIN_INTERVAL_S
 from app.webhooks.store import Delivery
 
-MIN_INTERVAL_S = 300
 MAX_INTERVAL_S = 7 * 86_400
 Url = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_URL_LENGTH)]
 
@@ -36,11 +37,13 @@ class MonitorRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     url: Url
-    interval_s: StrictInt = Field(ge=MIN_INTERVAL_S, le=MAX_INTERVAL_S)
+    interval_s: StrictInt = Field(ge=STAGING_MIN_INTERVAL_S, le=MAX_INTERVAL_S)
     webhook: Url
 
 
-async def read_monitor_request(request: Request, max_bytes: int, timeout_s: float) -> MonitorRequest:
+async def read_monitor_request(
+    request: Request, max_bytes: int, timeout_s: float, min_interval_s: int = MIN_INTERVAL_S
+) -> MonitorRequest:
     """The body (see the module docs).
 
     Raises:
@@ -52,7 +55,7 @@ async def read_monitor_request(request: Request, max_bytes: int, timeout_s: floa
     body = await read_body(request, max_bytes, timeout_s)
     refused = ApiError(
         "invalid_body",
-        f'the body is {{"url": "<https URL>", "interval_s": <{MIN_INTERVAL_S} to {MAX_INTERVAL_S}>, '
+        f'the body is {{"url": "<https URL>", "interval_s": <{min_interval_s} to {MAX_INTERVAL_S}>, '
         '"webhook": "<https URL>"}, each member once and no other',
     )
     try:
@@ -67,6 +70,8 @@ async def read_monitor_request(request: Request, max_bytes: int, timeout_s: floa
         parsed = MonitorRequest.model_validate(payload)
     except ValidationError:
         raise refused from None
+    if parsed.interval_s < min_interval_s:
+        raise refused
     for name, url in (("url", parsed.url), ("webhook", parsed.webhook)):
         try:
             query = urlsplit(url).query

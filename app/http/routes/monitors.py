@@ -67,7 +67,9 @@ async def create_monitor(request: Request) -> Response:
 
 async def _create(request: Request, services: Services, client: str) -> Response:
     settings = services.settings
-    body = await read_monitor_request(request, settings.max_body_bytes, settings.body_timeout_s)
+    body = await read_monitor_request(
+        request, settings.max_body_bytes, settings.body_timeout_s, settings.monitor_min_interval_s
+    )
     url = await _guarded(services, client, body.url, "url")
     webhook = await _guarded(services, client, body.webhook, "webhook")
     await _not_opted_out(services, {"url": url, "webhook": webhook})
@@ -77,13 +79,12 @@ async def _create(request: Request, services: Services, client: str) -> Response
         raise ApiError(exc.reason, exc.message) from exc
     gate = services.monitor_payments
     payment = request.headers.get("payment-signature")
+    if not gate.enabled:
+        message = "paid monitors are not configured on this instance (it takes no payments); nothing was charged"
+        raise ApiError("payments_not_configured", message, headers=NO_STORE)
     if payment is None:
         terms = block_terms(settings)
-        message = (
-            f"a monitor costs USD {terms['price_usd']} for {terms['runs']} runs (x402: PAYMENT-SIGNATURE)"
-            if gate.enabled
-            else "paid monitors are not configured on this instance (accepts is empty)"
-        )
+        message = f"a monitor costs USD {terms['price_usd']} for {terms['runs']} runs (x402: PAYMENT-SIGNATURE)"
         raise offered(services, from_payment(gate.required("payment_required", message)))
     try:
         paid = await services.authorize(payment, False, client, bound(body), gate=gate)

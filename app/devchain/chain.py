@@ -1,0 +1,84 @@
+"""The chain: a fresh in-process EVM, the token deployed on it, and accounts funded with it.
+
+The token (``usdc_like.vy``, Vyper 0.4.3) ships compiled (``usdc_like.json``: its ABI and
+bytecode; a test compiles the source again and compares), so running the chain needs no
+compiler. Its EIP-712 domain is USDC's (name ``USD Coin``, version ``2``) and it has 6
+decimals, so the service's default payment option fits it with only the asset address
+changed. Accounts are new random keys at every start: they hold test tokens on a chain that
+exists only in this process, and are printed for that reason.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from web3 import EthereumTesterProvider, Web3
+
+#: EIP-155 chain ids of public networks that move real value (Ethereum, Base, Polygon PoS,
+#: Optimism, Arbitrum One, Avalanche C-Chain, BNB Smart Chain, Gnosis, Linea, Scroll, zkSync Era):
+#: the development chain never runs beside settings that accept payments on one of them.
+MAINNET_CHAIN_IDS = frozenset({1, 8453, 137, 10, 42161, 43114, 56, 100, 59144, 534352, 324})
+#: Token units (6 decimals) given to each funded account: 1,000 test USDC.
+FUNDING = 1_000 * 10**6
+TOKEN_NAME, TOKEN_VERSION = "USD Coin", "2"
+
+
+def is_mainnet(network: str) -> bool:
+    """Whether a CAIP-2 ``eip155:<id>`` network is one of :data:`MAINNET_CHAIN_IDS`."""
+    namespace, _, reference = network.partition(":")
+    return namespace == "eip155" and reference.isdigit() and int(reference) in MAINNET_CHAIN_IDS
+
+
+@cache
+def compiled_token() -> dict[str, Any]:
+    """ABI and bytecode of the token, as shipped."""
+    document: dict[str, Any] = json.loads(files("app.devchain").joinpath("usdc_like.json").read_text())
+    return document
+
+
+@dataclass
+class DevChain:
+    """The chain, the token, the facilitator's gas account and the funded accounts."""
+
+    w3: Web3
+    token: Any
+    facilitator_key: LocalAccount
+    accounts: list[LocalAccount]
+
+    @property
+    def network(self) -> str:
+        """CAIP-2 id of the chain."""
+        return f"eip155:{self.w3.eth.chain_id}"
+
+    def balance(self, account: LocalAccount | str) -> int:
+        """Token balance, atomic units."""
+        address = account if isinstance(account, str) else account.address
+        return int(self.token.functions.balanceOf(address).call())
+
+    def mint(self, address: str, amount: int) -> None:
+        """Give ``address`` ``amount`` token units."""
+        self.token.functions.mint(address, amount).transact({"from": self.w3.eth.accounts[0]})
+
+
+def new_dev_chain(funded: int = 3, funding: int = FUNDING) -> DevChain:
+    """Deploy the token on a fresh chain, give the facilitator gas and ``funded`` accounts tokens."""
+    w3 = Web3(EthereumTesterProvider())
+    deployer = w3.eth.accounts[0]
+    compiled = compiled_token()
+    contract = w3.eth.contract(abi=compiled["abi"], bytecode=compiled["bytecode"])
+    receipt = w3.eth.wait_for_transaction_receipt(
+        contract.constructor(TOKEN_NAME, TOKEN_VERSION).transact({"from": deployer})
+    )
+    token = w3.eth.contract(address=receipt["contractAddress"], abi=compiled["abi"])
+    facilitator_key = Account.create()
+    w3.eth.send_transaction({"from": deployer, "to": facilitator_key.address, "value": w3.to_wei(10, "ether")})
+    chain = DevChain(w3, token, facilitator_key, [Account.create() for _ in range(funded)])
+    for account in chain.accounts:
+        chain.mint(account.address, funding)
+    return chain
