@@ -117,12 +117,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-sonde`` console script; returns the exit code."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    early = None
+    if given[:1] == ["check"]:  # (its target is dialled while the rest is imported: app.cli.predial)
+        from app.cli.predial import start
+
+        early = start(given[1:])
     configure_cli_logging()
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")  # never fail on output, whatever a server sent
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(given)
+        args.predial = early
         code: int = args.handler(args)
     except KeyboardInterrupt:  # Ctrl-C outside the probe (while importing, say): no traceback
         code = EXIT_INTERRUPTED

@@ -142,13 +142,30 @@ async def _probe(
     observer: Callable[[str], None] | None,
 ) -> ProbeResult:
     observer = _importing_once_connecting(observer)
-    if args.light:
-        from app.probe.runner import observe
+    early = getattr(args, "predial", None)
+    dialled = early.take(args.url, settings.allow_private) if early is not None else None
+    resolved, backend = None, None
+    if dialled is not None:
+        from app.guard.target import ResolvedTarget
+        from app.net.predialled import PreDialled
 
-        return (await observe(args.url, light=True, settings=settings, observer=observer)).result
-    return await full_check(
-        args.url, settings=settings, credentials=credentials, observer=observer, include_tools=args.tools
-    )
+        resolved = ResolvedTarget(url=dialled.url, addresses=dialled.addresses)
+        backend = PreDialled(dialled.sock, str(dialled.addresses[0]), dialled.url.port)
+    try:
+        if args.light:
+            from app.probe.runner import observe
+
+            observation = await observe(
+                args.url, light=True, settings=settings, observer=observer, resolved=resolved, network_backend=backend
+            )
+            return observation.result
+        return await full_check(
+            args.url, settings=settings, credentials=credentials, observer=observer, include_tools=args.tools,
+            resolved=resolved, network_backend=backend,
+        )  # fmt: skip
+    finally:
+        if backend is not None:
+            backend.aclose()
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -11,7 +11,6 @@ normal probe result with status ``dns``, reported through :class:`ResolutionFail
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import threading
 from typing import Any, Protocol
@@ -21,6 +20,7 @@ import anyio.to_thread
 
 from app.errors import SondeError
 from app.guard.addresses import IPAddress
+from app.guard.policy import addresses_of
 from app.guard.shares import LOOKUP_THREADS, LookupShares, current_owner
 
 
@@ -137,13 +137,7 @@ class SystemResolver:
             raise ResolutionFailed("dns_failure", "the resolver failed") from exc
         except OSError as exc:
             raise ResolutionFailed("dns_failure", "the resolver failed") from exc
-        addresses: list[IPAddress] = []
-        for family, _type, _proto, _canon, sockaddr in infos:
-            if family not in (socket.AF_INET, socket.AF_INET6):
-                continue
-            address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
-            if address not in addresses:
-                addresses.append(address)
+        addresses = addresses_of(infos)
         if not addresses:
             raise ResolutionFailed("dns_no_records", "the host name has no A or AAAA records")
         return addresses

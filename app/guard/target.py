@@ -1,33 +1,20 @@
 """Resolve a checked URL and refuse it if any of its addresses is not public.
 
-Policy: *all* addresses must be public, not just the first: a name that answers one public and
-one private address is refused, because the connection could otherwise be steered to the
-private one. The addresses returned here are the only ones the probe's transport will ever
-dial (no second lookup, so DNS rebinding cannot move the probe after the check).
+Policy (:mod:`app.guard.policy`): *all* addresses must be public, not just the first. The
+addresses returned here are the only ones the probe's transport will ever dial (no second
+lookup, so DNS rebinding cannot move the probe after the check).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.errors import TargetRefused
-from app.guard.addresses import IPAddress, classify
+from app.guard.addresses import IPAddress
+from app.guard.policy import DEVELOPMENT_KINDS, AddressRefused, clear
 from app.guard.resolver import ResolutionFailed, Resolver
-from app.guard.url import REFUSAL_REASONS, TargetUrl
+from app.guard.url import TargetUrl
 
-#: What the development switch lets through: this machine and private networks. Link-local
-#: (including the cloud metadata address 169.254.169.254), multicast, unspecified, reserved
-#: and documentation addresses stay refused even then.
-DEVELOPMENT_KINDS = frozenset({"loopback", "private", "unique_local", "cgnat"})
-
-
-class AddressRefused(TargetRefused):
-    """``address_not_public``, saying which kinds of address were refused (``kinds``, see
-    :func:`app.guard.addresses.classify`), so a caller can tell this machine from the internet."""
-
-    def __init__(self, kinds: tuple[str, ...]) -> None:
-        super().__init__("address_not_public", f"{REFUSAL_REASONS['address_not_public']} ({', '.join(kinds)})")
-        self.kinds = kinds
+__all__ = ["DEVELOPMENT_KINDS", "AddressRefused", "ResolvedTarget", "resolve_target"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +54,5 @@ async def resolve_target(url: TargetUrl, *, resolver: Resolver, allow_private: b
         addresses = await resolver.resolve(url.host, url.port)
         if not addresses:
             raise ResolutionFailed("dns_no_records", "the host name has no A or AAAA records")
-    kinds = sorted({kind for kind in (classify(a) for a in addresses) if kind is not None})
-    if allow_private:
-        kinds = [kind for kind in kinds if kind.removeprefix("embedded_") not in DEVELOPMENT_KINDS]
-    if kinds:
-        raise AddressRefused(tuple(kinds))
+    clear(addresses, allow_private=allow_private)
     return ResolvedTarget(url=url, addresses=tuple(addresses))
