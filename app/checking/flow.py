@@ -158,6 +158,8 @@ async def _run(
         span.result(result.status, result.reason)
         result = await compare.apply(result)
         payload, attestation = await signed(services, result, include_tools)
+        if isinstance(result, CheckResult) and not private(result) and not services.recorder.has_room():
+            raise ApiError("history_unavailable", "served checks cannot be kept now (the outbox is full or failing)")
         if not chargeable(result):
             # Our lookup gave no definitive answer: served, but not charged (a draw is given back).
             await kept(services, result, attestation)

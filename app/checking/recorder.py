@@ -9,7 +9,10 @@ they survive a stop or a crash of the process: the next start, or any process of
 directory that finds the file orphaned (at its start and every :data:`ADOPT_EVERY_S`), writes
 them. A run the database refuses for a fault of its own (a constraint, bad data) is dropped,
 not retried. On a graceful stop the writer gets :data:`DRAIN_ON_STOP_S` to empty the outbox,
-and what is left stays in the file for the next start. Counted in
+and what is left stays in the file for the next start. A check asks :meth:`Recorder.has_room`
+before it is charged or served: with the outbox full (:data:`app.checking.outbox.MAX_RUNS`) or
+its file failing, it is refused (503 ``history_unavailable``, nothing charged) rather than
+served and not kept. Counted in
 ``mcp_sonde_history_runs_total{outcome}`` (``queued``: kept in the outbox; ``stored``;
 ``duplicate``; ``retried``: a write the database did not answer, tried again; ``dropped``);
 ``mcp_sonde_history_queue`` is what waits. ``/readyz`` shows it and whether the database answers.
@@ -126,6 +129,15 @@ class Recorder:
         if self._adopter is None:
             self._adopter = asyncio.get_running_loop().create_task(self._adopt_forever())
 
+    def has_room(self) -> bool:
+        """Whether :meth:`submit` can keep a run now: the outbox opens and is not full. A check
+        asks before it is charged or served, so a run that could not be kept is never served."""
+        try:
+            return self.own.size < outbox.MAX_RUNS
+        except (OSError, sqlite3.Error) as exc:
+            self._dropped(f"the outbox cannot be opened ({type(exc).__name__})", count=False)
+            return False
+
     def submit(self, run: Run) -> bool:
         """Keep ``run`` in the outbox, durably, and wake the writer; ``False`` when it was not kept
         (a credentialed run, refused here already; the outbox full or its disk failing)."""
@@ -146,8 +158,9 @@ class Recorder:
         self._wake.set()
         return True
 
-    def _dropped(self, why: str) -> None:
-        self._metrics.history_runs.labels(outcome="dropped").inc()
+    def _dropped(self, why: str, count: bool = True) -> None:
+        if count:
+            self._metrics.history_runs.labels(outcome="dropped").inc()
         if time.monotonic() - self._told > 60:
             self._told = time.monotonic()
             logger.error("%s: served checks are not being kept", why)

@@ -129,3 +129,21 @@ def test_readyz_asks_the_database_itself(service: Service) -> None:
     assert before["history"] == {"ok": True, "queued": 0}
     assert during["history"] == {"ok": False, "queued": 0} and during["status"] == "degraded"
     assert after
+
+
+def test_a_full_outbox_refuses_the_check_rather_than_serve_one_it_cannot_keep(
+    service: Service, raw: RawServer, monkeypatch: Any
+) -> None:
+    """Regression: with the outbox full, a check was served (and charged) and its run dropped."""
+    from app.checking import outbox
+
+    raw.routes["/mcp"] = raw.routes["/other"] = MiniMcp()
+    with service() as base:
+        kept = check(base, {"url": raw.url("/mcp")})
+        monkeypatch.setattr(outbox, "MAX_RUNS", 0)  # (full from now on)
+        refused = check(base, {"url": raw.url("/other")})
+        private = check(base, {"url": raw.url("/mcp") + "?key=1"})  # never kept: no room needed
+        pool = httpx2.get(f"{base}/metrics", timeout=10).text
+    assert kept.status_code == 200 and private.status_code == 200
+    assert (refused.status_code, refused.json()["reason"]) == (503, "history_unavailable")
+    assert 'mcp_sonde_free_pool_draws_total{outcome="returned"} 1.0' in pool
