@@ -42,14 +42,11 @@ def compiled_token() -> dict[str, Any]:
     return document
 
 
-@dataclass
-class DevChain:
-    """The chain, the token, the facilitator's gas account and the funded accounts."""
+class OnChain:
+    """What is read off a chain with a token (``w3``, ``token``): its network and balances."""
 
     w3: Web3
     token: Any
-    facilitator_key: LocalAccount
-    accounts: list[LocalAccount]
 
     @property
     def network(self) -> str:
@@ -60,6 +57,16 @@ class DevChain:
         """Token balance, atomic units."""
         address = account if isinstance(account, str) else account.address
         return int(self.token.functions.balanceOf(address).call())
+
+
+@dataclass
+class DevChain(OnChain):
+    """The chain, the token, the facilitator's gas account and the funded accounts."""
+
+    w3: Web3
+    token: Any
+    facilitator_key: LocalAccount
+    accounts: list[LocalAccount]
 
     def mint(self, address: str, amount: int) -> None:
         """Give ``address`` ``amount`` token units."""

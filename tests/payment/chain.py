@@ -24,7 +24,7 @@ from x402.mechanisms.evm.exact import ExactEvmClientScheme
 from x402.mechanisms.evm.signers import EthAccountSigner
 from x402.schemas import PaymentPayload, PaymentRequired, SettleRequest, VerifyRequest
 
-from app.devchain.chain import TOKEN_NAME, TOKEN_VERSION, compiled_token
+from app.devchain.chain import TOKEN_NAME, TOKEN_VERSION, OnChain, compiled_token
 from app.devchain.facilitator import new_facilitator
 
 PRICE = 5000
@@ -32,7 +32,7 @@ START_BALANCE = 1_000_000
 
 
 @dataclass
-class Chain:
+class Chain(OnChain):
     """The chain, the token and the accounts of one test."""
 
     w3: Web3
@@ -42,16 +42,6 @@ class Chain:
     facilitator_key: LocalAccount
     broke: LocalAccount
     state: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def network(self) -> str:
-        """CAIP-2 id of the chain."""
-        return f"eip155:{self.w3.eth.chain_id}"
-
-    def balance(self, account: LocalAccount | str) -> int:
-        """Token balance, atomic units."""
-        address = account if isinstance(account, str) else account.address
-        return int(self.token.functions.balanceOf(address).call())
 
     def transfers(self) -> list[Any]:
         """Every ``Transfer`` log of the token (mints included)."""
