@@ -77,6 +77,10 @@ def run_of(result: CheckResult, served: bytes, attestation_id: str, envelope: by
 #: SQLSTATEs of a transaction the database gave up for another's sake: a deadlock, a
 #: serialization failure (PostgreSQL appendix A, class 40); the same write tried again succeeds.
 RETRY_SQLSTATES = frozenset({"40P01", "40001"})
+#: SQLSTATEs of a server that is stopping, starting or restarting (PostgreSQL appendix A, class 57:
+#: admin_shutdown, crash_shutdown, cannot_connect_now, "the database system is shutting down"):
+#: the database does not answer for now, as a refused connection; the run is not at fault.
+UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03"})
 
 
 def transient(exc: Exception) -> bool:
@@ -86,7 +90,9 @@ def transient(exc: Exception) -> bool:
     if not isinstance(exc, DBAPIError):
         return False
     state = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
-    return bool(exc.connection_invalidated) or state in RETRY_SQLSTATES
+    if isinstance(state, str) and state.startswith("08"):  # (class 08: a connection exception)
+        return True
+    return bool(exc.connection_invalidated) or state in RETRY_SQLSTATES | UNAVAILABLE_SQLSTATES
 
 
 class Recorder:

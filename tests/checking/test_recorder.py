@@ -147,3 +147,17 @@ def test_a_full_outbox_refuses_the_check_rather_than_serve_one_it_cannot_keep(
     assert kept.status_code == 200 and private.status_code == 200
     assert (refused.status_code, refused.json()["reason"]) == (503, "history_unavailable")
     assert 'mcp_sonde_free_pool_draws_total{outcome="returned"} 1.0' in pool
+
+
+def test_a_database_shutting_down_is_transient_and_its_runs_are_retried_not_dropped() -> None:
+    """Regression: a run written while PostgreSQL stopped (57P01 admin_shutdown) was dropped as the run's fault."""
+    from sqlalchemy.exc import DBAPIError
+
+    from app.checking.recorder import transient
+
+    def failure(state: str) -> DBAPIError:
+        orig = type("Orig", (Exception,), {"sqlstate": state})()
+        return DBAPIError("INSERT", {}, orig, connection_invalidated=False)
+
+    assert [transient(failure(state)) for state in ("57P01", "57P02", "57P03", "08006", "40001")] == [True] * 5
+    assert [transient(failure(state)) for state in ("23505", "22P02")] == [False, False]  # the data's fault
