@@ -73,8 +73,9 @@ class DevChain(OnChain):
         self.token.functions.mint(address, amount).transact({"from": self.w3.eth.accounts[0]})
 
 
-def new_dev_chain(funded: int = 3, funding: int = FUNDING) -> DevChain:
-    """Deploy the token on a fresh chain, give the facilitator gas and ``funded`` accounts tokens."""
+def deployed(gas: LocalAccount) -> tuple[Web3, Any]:
+    """A fresh in-process chain with the token deployed on it, and ``gas`` given 10 ether to
+    settle with; the chain's first account (the deployer) may mint."""
     w3 = Web3(EthereumTesterProvider())
     deployer = w3.eth.accounts[0]
     compiled = compiled_token()
@@ -82,9 +83,14 @@ def new_dev_chain(funded: int = 3, funding: int = FUNDING) -> DevChain:
     receipt = w3.eth.wait_for_transaction_receipt(
         contract.constructor(TOKEN_NAME, TOKEN_VERSION).transact({"from": deployer})
     )
-    token = w3.eth.contract(address=receipt["contractAddress"], abi=compiled["abi"])
+    w3.eth.send_transaction({"from": deployer, "to": gas.address, "value": w3.to_wei(10, "ether")})
+    return w3, w3.eth.contract(address=receipt["contractAddress"], abi=compiled["abi"])
+
+
+def new_dev_chain(funded: int = 3, funding: int = FUNDING) -> DevChain:
+    """Deploy the token on a fresh chain, give the facilitator gas and ``funded`` accounts tokens."""
     facilitator_key = Account.create()
-    w3.eth.send_transaction({"from": deployer, "to": facilitator_key.address, "value": w3.to_wei(10, "ether")})
+    w3, token = deployed(facilitator_key)
     chain = DevChain(w3, token, facilitator_key, [Account.create() for _ in range(funded)])
     for account in chain.accounts:
         chain.mint(account.address, funding)

@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from web3 import EthereumTesterProvider, Web3
+from web3 import Web3
 from x402 import x402Client
 from x402.client_base import SchemeRegistration, x402ClientConfig
 from x402.extensions.payment_identifier import append_payment_identifier_to_extensions
@@ -24,7 +24,7 @@ from x402.mechanisms.evm.exact import ExactEvmClientScheme
 from x402.mechanisms.evm.signers import EthAccountSigner
 from x402.schemas import PaymentPayload, PaymentRequired, SettleRequest, VerifyRequest
 
-from app.devchain.chain import TOKEN_NAME, TOKEN_VERSION, OnChain, compiled_token
+from app.devchain.chain import OnChain, deployed
 from app.devchain.facilitator import new_facilitator
 
 PRICE = 5000
@@ -50,18 +50,11 @@ class Chain(OnChain):
 
 def new_chain() -> Chain:
     """Deploy the token on a fresh in-process chain and fund the accounts."""
-    w3 = Web3(EthereumTesterProvider())
-    deployer = w3.eth.accounts[0]
-    compiled = compiled_token()
-    contract = w3.eth.contract(abi=compiled["abi"], bytecode=compiled["bytecode"])
-    receipt = w3.eth.wait_for_transaction_receipt(
-        contract.constructor(TOKEN_NAME, TOKEN_VERSION).transact({"from": deployer})
-    )
-    token = w3.eth.contract(address=receipt["contractAddress"], abi=compiled["abi"])
     payer, pay_to, facilitator_key, broke = (Account.create() for _ in range(4))
+    w3, token = deployed(facilitator_key)
+    deployer = w3.eth.accounts[0]
     token.functions.mint(payer.address, START_BALANCE).transact({"from": deployer})
     token.functions.mint(broke.address, PRICE - 1).transact({"from": deployer})
-    w3.eth.send_transaction({"from": deployer, "to": facilitator_key.address, "value": w3.to_wei(10, "ether")})
     return Chain(w3, token, payer, pay_to, facilitator_key, broke)
 
 
