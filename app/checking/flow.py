@@ -158,7 +158,7 @@ async def _run(
         span.result(result.status, result.reason)
         result = await compare.apply(result)
         payload, attestation = await signed(services, result, include_tools)
-        if isinstance(result, CheckResult) and not private(result) and not services.recorder.has_room():
+        if kept_in_history(result) and not services.recorder.has_room():
             raise ApiError("history_unavailable", "served checks cannot be kept now (the outbox is full or failing)")
         if not chargeable(result):
             # Our lookup gave no definitive answer: served, but not charged (a draw is given back).
@@ -220,10 +220,16 @@ async def kept(
     return run
 
 
+def kept_in_history(result: ProbeResult) -> bool:
+    """Whether the history keeps a served ``result``: a full check, and not a private one."""
+    return isinstance(result, CheckResult) and not private(result)
+
+
 def history_run(result: ProbeResult, attestation: Attestation, run_id: str | None = None) -> Run | None:
     """The history's run of a served check, or ``None`` for one the history never keeps (private)."""
-    if not isinstance(result, CheckResult) or private(result):
+    if not kept_in_history(result):
         return None
+    assert isinstance(result, CheckResult)  # (kept_in_history says so)
     stored = result.model_dump_json(exclude={"attestation", "attestation_id", "tool_definitions"}).encode()
     return run_of(result, stored, attestation.id, attestation.envelope_json, run_id)
 
