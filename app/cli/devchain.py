@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 from app.cli.codes import EXIT_USAGE, SERVE_EXIT_PORT, SERVE_EXIT_SETTINGS, SERVE_EXIT_STARTUP
 
-logger = logging.getLogger("mcp_sonde.devchain")
 HELP = (
     f"exit codes: 0 stopped (SIGTERM or Ctrl-C); {EXIT_USAGE} usage error; {SERVE_EXIT_SETTINGS} the settings "
     f"accept payments on a mainnet; {SERVE_EXIT_PORT} the port cannot be bound; {SERVE_EXIT_STARTUP} the dev-chain "
@@ -58,6 +56,11 @@ def settings_lines(chain: Any, pay_to: str, url: str) -> list[str]:
     ]
 
 
+def hex_key(account: Any) -> str:
+    """An account's private key as 0x-prefixed hex (as wallets and ``Account.from_key`` take it)."""
+    return "0x" + str(account.key.hex()).removeprefix("0x")
+
+
 def _run(args: argparse.Namespace) -> int:
     refused = mainnets_configured()
     if refused is None:
@@ -88,9 +91,11 @@ def _run(args: argparse.Namespace) -> int:
     pay_to = Account.create().address
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     lines = settings_lines(chain, pay_to, url)
-    payer = "0x" + chain.accounts[0].key.hex().removeprefix("0x")
-    keys = [f"DEV_CHAIN_NETWORK={chain.network}", f"DEV_CHAIN_ASSET={chain.token.address}"]
-    keys.append(f"DEV_CHAIN_PAYER_KEY={payer}")
+    keys = [
+        f"DEV_CHAIN_NETWORK={chain.network}",
+        f"DEV_CHAIN_ASSET={chain.token.address}",
+        f"DEV_CHAIN_PAYER_KEY={hex_key(chain.accounts[0])}",
+    ]
     if args.env_file is not None:
         args.env_file.write_text("\n".join(lines + keys) + "\n", encoding="utf-8")
     out = sys.stdout
@@ -98,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
     out.write("settings for mcp-sonde serve (an offline chain: its tokens are worth nothing):\n")
     out.writelines(f"  {line}\n" for line in lines)
     out.write(f"funded accounts ({chain.balance(chain.accounts[0]) / 10**6:g} test USDC each), address and key:\n")
-    out.writelines(f"  {one.address} 0x{one.key.hex().removeprefix('0x')}\n" for one in chain.accounts)
+    out.writelines(f"  {one.address} {hex_key(one)}\n" for one in chain.accounts)
     out.write(f"reads: GET {url}/accounts, JSON-RPC at POST {url}/rpc; Ctrl-C ends the chain\n")
     out.flush()
     config = uvicorn.Config(facilitator_app(chain), log_level="warning", lifespan="off")

@@ -52,7 +52,7 @@ class Predial:
         self.url, self.allow_private = url, allow_private
         self._lock = threading.Lock()
         self._result: Dialled | None = None
-        self._done = self._abandoned = False
+        self._abandoned = False
         self._thread = threading.Thread(target=self._run, name="predial", daemon=True)
         self._thread.start()
 
@@ -71,7 +71,6 @@ class Predial:
         except Exception:  # refused, unresolvable, unreachable: the probe finds it out itself and says so
             dialled = None
         with self._lock:
-            self._done = True
             if self._abandoned:
                 if dialled is not None:
                     dialled.sock.close()
