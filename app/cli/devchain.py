@@ -8,9 +8,10 @@ point ``mcp-sonde serve`` at it, with the funded accounts' private keys for the 
 ``DEV_CHAIN_ASSET`` and the first account's key as ``DEV_CHAIN_PAYER_KEY``. Everything lives in this
 process: stopping it (Ctrl-C, SIGTERM) ends the chain and every balance on it.
 
-It refuses to start (exit 20) when the environment's settings accept payments on a public
-network that moves real value (:data:`app.devchain.MAINNET_CHAIN_IDS`): a ``PAY_TO`` with the
-default networks (Base and Polygon), or ``MCP_SONDE_PAYMENT_NETWORKS`` naming one. Exit 21:
+It refuses to start (exit 20) when the environment's settings accept payments on any network
+that is not a known test network (:data:`app.devchain.TEST_CHAIN_IDS`), since such a network
+may move real value: a ``PAY_TO`` with the default networks (Base and Polygon), or
+``MCP_SONDE_PAYMENT_NETWORKS`` naming any other chain. Exit 21:
 the port cannot be bound; 22: the ``dev-chain`` extra is not installed.
 """
 
@@ -26,23 +27,23 @@ from app.cli.codes import EXIT_USAGE, SERVE_EXIT_PORT, SERVE_EXIT_SETTINGS, SERV
 
 HELP = (
     f"exit codes: 0 stopped (SIGTERM or Ctrl-C); {EXIT_USAGE} usage error; {SERVE_EXIT_SETTINGS} the settings "
-    f"accept payments on a mainnet; {SERVE_EXIT_PORT} the port cannot be bound; {SERVE_EXIT_STARTUP} the dev-chain "
+    f"accept payments on a network that is not a test network; {SERVE_EXIT_PORT} the port cannot be bound; {SERVE_EXIT_STARTUP} the dev-chain "
     "extra is not installed (pip install 'mcp-sonde[dev-chain]')"
 )
 
 
-def mainnets_configured() -> list[str] | None:
-    """The mainnets the environment's settings would take payments on ([] for none), or None
-    when the settings are invalid (the error is on stderr)."""
+def real_networks_configured() -> list[str] | None:
+    """The networks other than test networks the environment's settings would take payments on
+    ([] for none), or None when the settings are invalid (the error is on stderr)."""
     from app.cli.check import settings_of
-    from app.devchain.chain import is_mainnet
+    from app.devchain.chain import is_test_network
 
     settings = settings_of({})
     if settings is None:
         return None
     if settings.pay_to is None and "payment_networks" not in settings.model_fields_set:
         return []  # (no payTo: this environment takes no payments at all)
-    return [option.network for option in settings.payment_networks if is_mainnet(option.network)]
+    return [option.network for option in settings.payment_networks if not is_test_network(option.network)]
 
 
 def settings_lines(chain: Any, pay_to: str, url: str) -> list[str]:
@@ -62,13 +63,13 @@ def hex_key(account: Any) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    refused = mainnets_configured()
+    refused = real_networks_configured()
     if refused is None:
         return SERVE_EXIT_SETTINGS
     if refused:
         sys.stderr.write(
-            f"mcp-sonde dev-chain: the settings accept payments on {', '.join(refused)}, a network that moves real "
-            "value; unset MCP_SONDE_PAY_TO and MCP_SONDE_PAYMENT_NETWORKS (this chain is for development only)\n"
+            f"mcp-sonde dev-chain: the settings accept payments on {', '.join(refused)}, not a known test network "
+            "(it may move real value); unset MCP_SONDE_PAY_TO and MCP_SONDE_PAYMENT_NETWORKS (this chain is for development only)\n"
         )
         return SERVE_EXIT_SETTINGS
     from app.cli.serve import bind, run_server

@@ -7,7 +7,7 @@ with the official x402 client and no money (``mcp-sonde dev-chain``, :mod:`app.c
 Its packages are the ``dev-chain`` extra; nothing else in the service imports this package.
 """
 
-from app.devchain.chain import MAINNET_CHAIN_IDS, DevChain, is_mainnet, new_dev_chain
+from app.devchain.chain import TEST_CHAIN_IDS, DevChain, is_test_network, new_dev_chain
 from app.devchain.facilitator import facilitator_app, new_facilitator
 
-__all__ = ["MAINNET_CHAIN_IDS", "DevChain", "facilitator_app", "is_mainnet", "new_dev_chain", "new_facilitator"]
+__all__ = ["TEST_CHAIN_IDS", "DevChain", "facilitator_app", "is_test_network", "new_dev_chain", "new_facilitator"]

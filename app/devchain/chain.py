@@ -20,19 +20,23 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from web3 import EthereumTesterProvider, Web3
 
-#: EIP-155 chain ids of public networks that move real value (Ethereum, Base, Polygon PoS,
-#: Optimism, Arbitrum One, Avalanche C-Chain, BNB Smart Chain, Gnosis, Linea, Scroll, zkSync Era):
-#: the development chain never runs beside settings that accept payments on one of them.
-MAINNET_CHAIN_IDS = frozenset({1, 8453, 137, 10, 42161, 43114, 56, 100, 59144, 534352, 324})
+#: EIP-155 chain ids of networks whose tokens are worth nothing: this development chain
+#: (eth-tester's id), local chains (1337, Hardhat and Anvil's 31337) and the public test networks
+#: (Sepolia, Base Sepolia, Polygon Amoy, OP Sepolia, Arbitrum Sepolia, Avalanche Fuji). The list
+#: is an allow-list, so the check fails closed: the development chain never runs beside settings
+#: that accept payments on any other network, a mainnet named here or not (EIP-155 ids are
+#: assigned without a registry this code could follow).
+TEST_CHAIN_IDS = frozenset({131277322940537, 1337, 31337, 11155111, 84532, 80002, 11155420, 421614, 43113})
 #: Token units (6 decimals) given to each funded account: 1,000 test USDC.
 FUNDING = 1_000 * 10**6
 TOKEN_NAME, TOKEN_VERSION = "USD Coin", "2"
 
 
-def is_mainnet(network: str) -> bool:
-    """Whether a CAIP-2 ``eip155:<id>`` network is one of :data:`MAINNET_CHAIN_IDS`."""
+def is_test_network(network: str) -> bool:
+    """Whether a CAIP-2 network is an ``eip155:<id>`` chain of :data:`TEST_CHAIN_IDS`; any other
+    network, of any namespace, may move real value."""
     namespace, _, reference = network.partition(":")
-    return namespace == "eip155" and reference.isdigit() and int(reference) in MAINNET_CHAIN_IDS
+    return namespace == "eip155" and reference.isdigit() and int(reference) in TEST_CHAIN_IDS
 
 
 @cache

@@ -15,7 +15,7 @@ import anyio
 import httpx2
 import pytest
 
-from app.devchain import facilitator_app, is_mainnet, new_dev_chain
+from app.devchain import facilitator_app, is_test_network, new_dev_chain
 from app.devchain.chain import FUNDING, compiled_token
 from app.payment.requirements import payment_required
 from app.settings import PaymentNetwork, Settings
@@ -34,8 +34,14 @@ def test_the_shipped_token_is_its_source_compiled() -> None:
 
 def test_mainnets_are_told_from_test_networks() -> None:
     networks = ("eip155:8453", "eip155:137", "eip155:1", "eip155:84532", "eip155:131277322940537")
-    assert [is_mainnet(network) for network in networks] == [True, True, True, False, False]
-    assert not is_mainnet("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp") and not is_mainnet("eip155:x")
+    assert [is_test_network(network) for network in networks] == [False, False, False, True, True]
+    assert not is_test_network("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp") and not is_test_network("eip155:x")
+
+
+def test_dev_chain_refuses_unlisted_mainnet() -> None:
+    # Sei, Celo and Mantle were absent from a deny-list of mainnets: the check is an allow-list now
+    for network in ("eip155:1329", "eip155:42220", "eip155:5000", "eip155:99999999"):
+        assert not is_test_network(network), network
 
 
 def dev_chain(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -49,13 +55,14 @@ def dev_chain(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
     [
         {"MCP_SONDE_PAY_TO": "0x" + "11" * 20},  # the default networks: Base and Polygon
         {"MCP_SONDE_PAYMENT_NETWORKS": '[{"network": "eip155:137", "asset": "0x' + "22" * 20 + '"}]'},
+        {"MCP_SONDE_PAYMENT_NETWORKS": '[{"network": "eip155:1329", "asset": "0x' + "22" * 20 + '"}]'},
     ],
-    ids=["pay_to_on_the_default_networks", "a_mainnet_named"],
+    ids=["pay_to_on_the_default_networks", "a_mainnet_named", "dev_chain_refuses_unlisted_mainnet"],
 )
 def test_it_refuses_to_run_beside_settings_that_take_real_money(env: dict[str, str]) -> None:
     done = dev_chain("--port", str(free_port()), env=env)
     assert done.returncode == 20, done.stderr
-    assert "moves real value" in done.stderr and "eip155:" in done.stderr
+    assert "may move real value" in done.stderr and "eip155:" in done.stderr
 
 
 def test_a_taken_port_is_exit_21_before_the_chain_is_built() -> None:
