@@ -27,7 +27,8 @@ from app.cli.codes import EXIT_USAGE, SERVE_EXIT_PORT, SERVE_EXIT_SETTINGS, SERV
 
 HELP = (
     f"exit codes: 0 stopped (SIGTERM or Ctrl-C); {EXIT_USAGE} usage error; {SERVE_EXIT_SETTINGS} the settings "
-    f"accept payments on a network that is not a test network; {SERVE_EXIT_PORT} the port cannot be bound; {SERVE_EXIT_STARTUP} the dev-chain "
+    f"accept payments on a network that is not a test network; {SERVE_EXIT_PORT} the port cannot be bound; "
+    f"{SERVE_EXIT_STARTUP} the dev-chain "
     "extra is not installed (pip install 'mcp-sonde[dev-chain]')"
 )
 
@@ -69,7 +70,8 @@ def _run(args: argparse.Namespace) -> int:
     if refused:
         sys.stderr.write(
             f"mcp-sonde dev-chain: the settings accept payments on {', '.join(refused)}, not a known test network "
-            "(it may move real value); unset MCP_SONDE_PAY_TO and MCP_SONDE_PAYMENT_NETWORKS (this chain is for development only)\n"
+            "(it may move real value); unset MCP_SONDE_PAY_TO and MCP_SONDE_PAYMENT_NETWORKS "
+            "(this chain is for development only)\n"
         )
         return SERVE_EXIT_SETTINGS
     from app.cli.serve import bind, run_server
