@@ -49,6 +49,7 @@ import httpx2
 from pydantic import SecretStr
 
 from app.db import migrate
+from app.directory.identity import Identity
 from app.directory.rows import compose
 from app.history.records import Day
 from app.http import create_app
@@ -56,6 +57,8 @@ from app.settings import Settings
 from app.suite.category import rules
 from bench._database import made_anew
 from tests.servers.uvicorn_thread import serve
+
+NOBODY = Identity(None, None, None, None, None, 0)  # (a server no registry entry lists)
 
 DATABASE = "sonde_bench_dir"
 SERVERS = 100_000
@@ -153,7 +156,8 @@ async def build(url: str, now: datetime) -> float:
                                 else None, tool_count=len(toolset_names[toolset - 1]) if has_tools else None,
                                 definitions=definitions)  # fmt: skip
         changed = seen - timedelta(days=rng.randint(0, 60)) if has_tools and key % 5 == 0 else None
-        values = compose(facts, counted, changed, entry, now.date())
+        who = Identity(entry.id, entry.name, entry.title, entry.description, "registry", 1) if entry else NOBODY
+        values = compose(facts, counted, changed, who, None, now.date())
         if key <= GATEWAY_SERVERS:
             values["category"] = None  # (shared by 5,000 servers: recount leaves it out)
         rows.append((key, *values.values()))
@@ -192,7 +196,7 @@ def compose_columns() -> list[str]:
     facts = SimpleNamespace(server_id="0" * 24, url="u", host="h", last_seen=datetime.now(UTC), status=None,
                             reason=None, protocol_version=None, transport=None, attestation_id=None,
                             definitions_sha256=None, tool_count=None, definitions=None)  # fmt: skip
-    return list(compose(facts, [], None, None, date.today()))
+    return list(compose(facts, [], None, NOBODY, None, date.today()))
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -14,9 +14,11 @@ the latest complete tool list gives ``tool_category``; the row's ``category`` is
 one server does. After a row changes tool set, the rows of its old and new tool sets are
 re-counted (:func:`recount`).
 
-The registry entry a server came from: of the mirrored entries listing one of its endpoints
-(same ``server_id``), an active one before others, the latest version before others, then the
-most recently updated.
+Who speaks for the server (its title, description and registry name) is
+:mod:`app.directory.identity`'s choice among the registry entries that list it with a remote
+that was probed, and its verified owner's profile; ``claimed_at`` is the last successful
+verification of a claim of its host. A claim or an owner's profile changing makes the host's
+rows again (:func:`refresh_host`).
 """
 
 from __future__ import annotations
@@ -27,14 +29,15 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Select, case, func, select, update
+from sqlalchemy import Connection, Select, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.migrate import DataSteps
 from app.db.tables.directory import directory
 from app.db.tables.history import changes, runs, server_days, servers, toolsets
-from app.db.tables.registry import registry_endpoints, registry_entries
+from app.db.tables.owners import VERIFIED, claims, owner_profiles
+from app.directory.identity import Identity, identity_of, probed_entries
 from app.history import report
 from app.history.records import Day
 from app.suite.category import categorise
@@ -73,18 +76,14 @@ def _last_change(server: int) -> Select[Any]:
     return select(func.max(changes.c.observed_at)).where(changes.c.server == server)
 
 
-def _registry(server_id: str) -> Select[Any]:
-    e = registry_entries
-    return (
-        select(e.c.id, e.c.name, e.c.title, e.c.description)
-        .join(registry_endpoints, registry_endpoints.c.entry == e.c.id)
-        .where(registry_endpoints.c.server_id == server_id)
-        .order_by(
-            case((e.c.status == "active", 0), else_=1), case((e.c.latest, 0), else_=1),
-            e.c.updated_at.desc(), e.c.id.desc(),
-        )
-        .limit(1)
-    )  # fmt: skip
+def _claimed(host: str) -> Select[Any]:
+    return select(func.max(claims.c.verified_at)).where(claims.c.host == host, claims.c.state == VERIFIED)
+
+
+def _profile(server_id: str) -> Select[Any]:
+    """The owner's profile of the server, while a claim of its host is verified."""
+    verified = select(claims.c.id).where(claims.c.host == owner_profiles.c.host, claims.c.state == VERIFIED)
+    return select(owner_profiles).where(owner_profiles.c.server_id == server_id, verified.exists())
 
 
 def _names(definitions: bytes | None) -> list[str]:
@@ -94,15 +93,15 @@ def _names(definitions: bytes | None) -> list[str]:
     return [str(tool.get("name", "")) for tool in listed if isinstance(tool, dict)]
 
 
-def compose(facts: Any, days: list[Day], last_changed: datetime | None, entry: Any, today: date) -> dict[str, Any]:
+def compose(
+    facts: Any, days: list[Day], last_changed: datetime | None, who: Identity, claimed_at: datetime | None, today: date
+) -> dict[str, Any]:
     """The directory row's values from what is stored (pure)."""
     names = _names(facts.definitions)
     category = categorise(names)
     joined = "\n".join(names)[:TOOL_NAMES_CHARS]
     rate = report.rates(days, today)[f"{UPTIME_DAYS}d"]["rate"]
-    name = entry.name if entry is not None else None
-    title = entry.title if entry is not None else None
-    description = entry.description if entry is not None else None
+    name, title, description = who.name, who.title, who.description
     searched = "\n".join(part for part in (facts.url, name, title, description, joined) if part)
     return {
         "server_id": facts.server_id,
@@ -122,10 +121,13 @@ def compose(facts: Any, days: list[Day], last_changed: datetime | None, entry: A
         "tool_names": joined if facts.definitions is not None else None,
         "tool_category": category.topic if category is not None else None,
         "category": category.topic if category is not None else None,
-        "registry_entry": entry.id if entry is not None else None,
+        "registry_entry": who.entry,
         "name": name,
         "title": title,
         "description": description,
+        "named_by": who.named_by,
+        "publishers": who.publishers,
+        "claimed_at": claimed_at,
         "sort_name": (name or facts.host).lower()[:253],
         "search_text": searched.lower(),
     }
@@ -159,9 +161,11 @@ async def refresh(db: AsyncConnection, server: int) -> None:
     since = today - timedelta(days=UPTIME_DAYS - 1)
     days = [Day(r.day, r.up, r.gated, r.down, r.left_out) for r in (await db.execute(_days(server, since))).all()]
     last_changed = await db.scalar(_last_change(server))
-    entry = (await db.execute(_registry(facts.server_id))).first()
+    who = identity_of((await db.execute(probed_entries(facts.server_id))).all(),
+                      (await db.execute(_profile(facts.server_id))).first())  # fmt: skip
+    claimed_at = await db.scalar(_claimed(facts.host))
     before = await db.scalar(select(directory.c.toolset_digest).where(directory.c.server == server))
-    values = compose(facts, days, last_changed, entry, today)
+    values = compose(facts, days, last_changed, who, claimed_at, today)
     await db.execute(_upsert(db.dialect.name, server, values))
     for digest in {before, values["toolset_digest"]} - {None}:
         assert digest is not None
@@ -183,6 +187,12 @@ async def refresh_registry(db: AsyncConnection, server_ids: set[str]) -> None:
         await refresh(db, int(key))
 
 
+async def refresh_host(db: AsyncConnection, host: str) -> None:
+    """Make again the rows of the stored servers on ``host`` (a claim or an owner's profile changed)."""
+    for key in list((await db.execute(select(servers.c.id).where(servers.c.host == host))).scalars()):
+        await refresh(db, int(key))
+
+
 def rebuild_sync(db: Connection) -> int:
     """Make the row of every stored server (migration 0007, on its synchronous connection); how many."""
     today = _today()
@@ -192,8 +202,10 @@ def rebuild_sync(db: Connection) -> int:
     for server in list(db.execute(select(servers.c.id)).scalars()):
         facts = db.execute(_facts(server)).one()
         days = [Day(r.day, r.up, r.gated, r.down, r.left_out) for r in db.execute(_days(server, since)).all()]
-        entry = db.execute(_registry(facts.server_id)).first()
-        values = compose(facts, days, db.scalar(_last_change(server)), entry, today)
+        who = identity_of(
+            db.execute(probed_entries(facts.server_id)).all(), db.execute(_profile(facts.server_id)).first()
+        )
+        values = compose(facts, days, db.scalar(_last_change(server)), who, db.scalar(_claimed(facts.host)), today)
         db.execute(_upsert(db.dialect.name, server, values))
         if values["toolset_digest"] is not None:
             digests.add(values["toolset_digest"])
@@ -204,6 +216,7 @@ def rebuild_sync(db: Connection) -> int:
     return made
 
 
-#: The data steps of the migrations (:mod:`app.db.migrate`): an upgrade that made the directory's
-#: table (revision 0007) makes the row of every server already stored.
-MIGRATION_STEPS: DataSteps = {"0007": rebuild_sync}
+#: The data steps of the migrations (:mod:`app.db.migrate`): an upgrade that changed where a row's
+#: identity comes from (revision 0011, so also every upgrade that made the directory's table in
+#: 0007) makes the row of every server already stored, once.
+MIGRATION_STEPS: DataSteps = {"0011": rebuild_sync}

@@ -18,8 +18,9 @@ from sqlalchemy import ColumnElement, Select, and_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.tables.directory import directory
-from app.db.tables.registry import registry_entries
 from app.directory import cursor as cursors
+from app.directory.identity import best_by_publisher, probed_entries
+from app.directory.namespaces import Verification, verification
 from app.directory.query import Search
 from app.history.records import utc
 
@@ -50,6 +51,9 @@ class Listing:
     category: str | None
     latest_attestation: str | None
     sort_key: str | float | datetime
+    named_by: str | None = None
+    publishers: int = 0
+    claimed_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,9 @@ class Page:
 
 @dataclass(frozen=True)
 class RegistryEntry:
-    """The registry entry a server came from."""
+    """A registry entry that lists the server with a remote that was probed, with its publisher
+    (the namespace) and how the registry verified it; ``named`` when it is the one that names
+    the row (:mod:`app.directory.identity`)."""
 
     name: str
     version: str
@@ -70,10 +76,17 @@ class RegistryEntry:
     title: str | None
     description: str | None
     latest: bool
+    publisher: str
+    verification: Verification
+    named: bool
 
 
-#: A server's directory row and the registry entry it came from.
-Found = tuple[Listing, RegistryEntry | None]
+@dataclass(frozen=True)
+class Found:
+    """A server's directory row and the registry entries that list it, one per publisher."""
+
+    listing: Listing
+    entries: list[RegistryEntry]
 
 
 def _escaped(word: str) -> str:
@@ -116,7 +129,8 @@ def listing_of(row: Any, sort: str = "name") -> Listing:
         transport=row.transport, auth=row.auth, last_checked=last_checked,
         last_changed=utc(row.last_changed) if row.last_changed is not None else None,
         uptime_30d=None if row.uptime_30d < 0 else float(row.uptime_30d), tool_count=row.tool_count,
-        category=row.category, latest_attestation=row.latest_attestation, sort_key=key,
+        category=row.category, latest_attestation=row.latest_attestation, sort_key=key, named_by=row.named_by,
+        publishers=int(row.publishers or 0), claimed_at=utc(row.claimed_at) if row.claimed_at is not None else None,
     )  # fmt: skip
 
 
@@ -133,20 +147,16 @@ async def search_page(engine: AsyncEngine, search: Search, key: bytes = cursors.
 
 
 async def listing(engine: AsyncEngine, server_id: str) -> Found | None:
-    """The server's directory row and the registry entry it came from (``None``: no such row)."""
-    e = registry_entries
-    query = (
-        select(directory, e.c.name.label("entry_name"), e.c.version, e.c.status.label("entry_status"),
-               e.c.latest, e.c.title.label("entry_title"), e.c.description.label("entry_description"))
-        .outerjoin(e, e.c.id == directory.c.registry_entry)
-        .where(directory.c.server_id == server_id)
-    )  # fmt: skip
+    """The server's directory row and the registry entries that list it (``None``: no such row)."""
     async with engine.connect() as db:
-        row = (await db.execute(query)).first()
-    if row is None:
-        return None
-    entry = None
-    if row.entry_name is not None:
-        entry = RegistryEntry(row.entry_name, row.version, row.entry_status, row.entry_title,
-                              row.entry_description, bool(row.latest))  # fmt: skip
-    return listing_of(row), entry
+        row = (await db.execute(select(directory).where(directory.c.server_id == server_id))).first()
+        if row is None:
+            return None
+        entries = (await db.execute(probed_entries(server_id))).all()
+    shown = best_by_publisher(entries)
+    listed = [
+        RegistryEntry(entry.name, entry.version, entry.status, entry.title, entry.description, bool(entry.latest),
+                      publisher, verification(entry.name, row.host), entry.id == row.registry_entry)
+        for publisher, entry in sorted(shown.items())
+    ]  # fmt: skip
+    return Found(listing_of(row), listed)

@@ -32,11 +32,11 @@ def server_run(n: int, host: str, *, at: datetime | None = None, **changes: Any)
     return replace(run(n), **values)
 
 
-async def entry(history: SqlHistory, name: str, host: str, **fields: Any) -> None:
-    """Import a registry entry listing ``https://<host>/mcp``."""
+async def entry(history: SqlHistory, name: str, host: str, *, url: str | None = None, **fields: Any) -> None:
+    """Import a registry entry listing ``https://<host>/mcp`` (or ``url``)."""
     values: dict[str, Any] = {"status": "active", "published_at": NOW, "updated_at": NOW, "latest": True,
                               "title": None, "description": None}  # fmt: skip
     values.update(fields)
-    remote = Remote("streamable-http", f"https://{host}/mcp", ())
+    remote = Remote("streamable-http", url or f"https://{host}/mcp", ())
     listed = Entry(name=name, version=values.pop("version", "1.0.0"), remotes=(remote,), **values)
     await import_entries(history.engine, [listed], now=NOW, allow_private=False, interval_s=3600)

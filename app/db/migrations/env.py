@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import context
 
 import app.db.tables.directory
+import app.db.tables.owners
 import app.db.tables.registry
 import app.db.tables.stats  # noqa: F401 (their tables, on the same metadata)
 from app.db.tables.history import metadata

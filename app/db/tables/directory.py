@@ -16,6 +16,11 @@ query of one table, never a join over runs, tool sets and the registry mirror:
   server does);
 - from the registry mirror (:func:`app.directory.rows.refresh_registry`, at every import of
   an entry that lists the server): ``registry_entry``, ``name``, ``title``, ``description``;
+- who speaks for the server (migration 0011, :mod:`app.directory.identity`): ``named_by``
+  (``owner`` when a verified owner of the host set the title and description, ``registry``
+  when one publisher's entry gave them, none otherwise), ``publishers`` (how many registry
+  publishers list the endpoint with a remote that was probed; with more than one, no entry's
+  name is shown as the row's) and ``claimed_at`` (the host's last successful claim check);
 - ``sort_name`` (the registry name, else the host, lower-cased) and ``search_text``: the
   lower-cased URL, name, title, description and tool names, matched with ``LIKE '%word%'``.
 
@@ -56,6 +61,9 @@ directory = Table(
     Column("name", String(200), nullable=True),
     Column("title", String(100), nullable=True),
     Column("description", String(1000), nullable=True),
+    Column("named_by", String(16), nullable=True),
+    Column("publishers", Integer, nullable=False, server_default="0"),
+    Column("claimed_at", Moment, nullable=True),
     Column("sort_name", String(253), nullable=False),
     Column("search_text", Text, nullable=False),
 )

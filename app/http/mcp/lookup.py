@@ -49,7 +49,8 @@ SEARCH_DESCRIPTION = (
 REPORT_DESCRIPTION = (
     "Returns what mcp-sonde knows of one MCP server, by server_id or url: the latest status and the "
     "link to its signed result, uptime rates over 7, 30 and 90 days, the category, the last tool-list "
-    "changes, the registry entry it came from and the uptime badge. " + _READ_ONLY
+    "changes, who speaks for it (owner claim, registry publishers and how each namespace is verified) and the "
+    "uptime badge. " + _READ_ONLY
 )
 HISTORY_DESCRIPTION = (
     "Returns one MCP server's history over the last days (1 to 90), by server_id or url: each day's "
@@ -84,7 +85,15 @@ class ServerReport(BaseModel):
     category: str | None
     category_source: str | None = Field(description="tool_names when a category is given.")
     changes: list[dict[str, Any]] = Field(description="The newest tool-list changes.")
-    registry: dict[str, Any] | None = Field(description="The registry entry the server came from, or null.")
+    identity: dict[str, Any] | None = Field(
+        description="Who speaks for the server: name, title, description, named_by (owner, registry or null), "
+        "publishers (registry publishers listing it) and claimed (the owner's last verified claim, or null)."
+    )
+    registry: dict[str, Any] | None = Field(description="The registry entry that names the server, or null.")
+    registry_entries: list[dict[str, Any]] = Field(
+        description="Every publisher's registry entry that lists the server (probed remotes only), each with its "
+        "namespace verification."
+    )
 
 
 class ServerHistory(BaseModel):

@@ -47,6 +47,9 @@ def _row(listing: Listing) -> dict[str, Any]:
         "uptime": listing.uptime_30d,
         "protocol_version": listing.protocol_version,
         "last_checked": listing.last_checked.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "named_by": listing.named_by,
+        "publishers": listing.publishers,
+        "claimed": listing.claimed_at.astimezone(UTC).strftime("%Y-%m-%d") if listing.claimed_at else None,
     }
 
 

@@ -25,7 +25,6 @@ from starlette.responses import Response
 
 from app.checking.errors import ApiError
 from app.checking.services import Services
-from app.directory.search import RegistryEntry
 from app.errors import TargetRefused
 from app.guard import check_url
 from app.history import report
@@ -34,6 +33,7 @@ from app.history.records import Change, Toolset
 from app.http.pages.render import error_page, page
 from app.http.pages.uptime import DAYS, strip
 from app.http.pages.views import result_view
+from app.http.routes.directory import entry_json, identity_json
 from app.http.routes.ops import services_of
 from app.http.routes.paths import READ_S, server_id_in_path, unavailable
 
@@ -82,6 +82,7 @@ async def _context(services: Services, server_id: str) -> dict[str, Any]:
     return {
         "server_id": server_id,
         "url": read.server.url,
+        "host": listed.listing.host if listed is not None else read.server.host,
         "first_seen": _time(read.server.first_seen),
         "last_seen": _time(read.server.last_seen),
         "latest": _latest(envelope),
@@ -97,17 +98,10 @@ async def _context(services: Services, server_id: str) -> dict[str, Any]:
         "badge": _badge(base, server_id, read.server.url),
         "base_url": base,
         "keys_private": _needs_private(base),
-        "registry": _registry(listed[1]) if listed is not None else None,
-        "category": listed[0].category if listed is not None else None,
+        "identity": identity_json(listed.listing) if listed is not None else None,
+        "registry_entries": [entry_json(entry) for entry in listed.entries] if listed is not None else [],
+        "category": listed.listing.category if listed is not None else None,
     }
-
-
-def _registry(entry: RegistryEntry | None) -> dict[str, Any] | None:
-    """The registry entry the server came from, as the page shows it."""
-    if entry is None:
-        return None
-    return {"name": entry.name, "version": entry.version, "status": entry.status, "title": entry.title,
-            "description": entry.description, "latest": entry.latest}  # fmt: skip
 
 
 async def _none() -> None:

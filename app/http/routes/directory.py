@@ -91,6 +91,9 @@ def listing_json(listing: Listing, base: str) -> dict[str, Any]:
         "tool_count": listing.tool_count,
         "category": listing.category,
         "category_source": CATEGORY_SOURCE if listing.category is not None else None,
+        "named_by": listing.named_by,
+        "publishers": listing.publishers,
+        "claimed_at": time_text(listing.claimed_at),
         "links": {"self": f"{base}/v1/servers/{listing.server_id}", "page": f"{base}/servers/{listing.server_id}"},
     }
 
@@ -118,12 +121,21 @@ async def list_servers(request: Request) -> Response:
     return await budgeted(request, services, answer, limiter=services.lookup_limiter, fault="mcp-sonde failed")
 
 
-def registry_json(entry: RegistryEntry | None) -> dict[str, Any] | None:
-    """The registry entry a server came from."""
-    if entry is None:
-        return None
+def entry_json(entry: RegistryEntry) -> dict[str, Any]:
+    """A registry entry that lists the server, with its publisher and how the registry verified it."""
     return {"name": entry.name, "version": entry.version, "status": entry.status, "title": entry.title,
-            "description": entry.description, "latest": entry.latest}  # fmt: skip
+            "description": entry.description, "latest": entry.latest, "publisher": entry.publisher,
+            "named": entry.named, "namespace_verification": entry.verification.as_json()}  # fmt: skip
+
+
+def identity_json(listing: Listing | None) -> dict[str, Any] | None:
+    """Who speaks for the server (:mod:`app.directory.identity`): the words the directory shows,
+    where they came from, how many publishers list it, and the owner's claim."""
+    if listing is None:
+        return None
+    claimed = {"verified_at": time_text(listing.claimed_at)} if listing.claimed_at is not None else None
+    return {"name": listing.name, "title": listing.title, "description": listing.description,
+            "named_by": listing.named_by, "publishers": listing.publishers, "claimed": claimed}  # fmt: skip
 
 
 def change_json(change: Change, base: str) -> dict[str, Any]:
@@ -141,7 +153,9 @@ def change_json(change: Change, base: str) -> dict[str, Any]:
 
 async def summary_extras(services: Services, server_id: str) -> dict[str, Any]:
     """What ``GET /v1/servers/{server_id}`` adds from the directory: the latest result's facts and
-    the link to its signed statement, the category, the last changes, the registry entry."""
+    the link to its signed statement, the category, the last changes, who speaks for the server
+    (``identity``), the registry entry that names it (``registry``) and every publisher's entry
+    that lists it (``registry_entries``)."""
     history, base = services.recorder.history, services.settings.public_base_url
     try:
         with anyio.fail_after(READ_S):
@@ -149,7 +163,8 @@ async def summary_extras(services: Services, server_id: str) -> dict[str, Any]:
             changes = await history.changes(server_id, LAST_CHANGES)
     except Exception as exc:  # any driver or network fault, or the bound: the database does not answer
         raise unavailable(exc) from exc
-    listing, entry = found if found is not None else (None, None)
+    listing, entries = (found.listing, found.entries) if found is not None else (None, [])
+    named = next((entry for entry in entries if entry.named), None)
     latest: dict[str, Any] = {}
     if listing is not None:
         latest = {
@@ -168,5 +183,7 @@ async def summary_extras(services: Services, server_id: str) -> dict[str, Any]:
         "category": listing.category if listing is not None else None,
         "category_source": CATEGORY_SOURCE if listing is not None and listing.category else None,
         "changes": [change_json(change, base) for change in changes],
-        "registry": registry_json(entry),
+        "identity": identity_json(listing),
+        "registry": entry_json(named) if named is not None else None,
+        "registry_entries": [entry_json(entry) for entry in entries],
     }

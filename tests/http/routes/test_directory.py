@@ -86,8 +86,16 @@ def test_search_filters_pages_and_summary(service: Service, database_url: str, t
     assert summary.status_code == 200, summary.text
     document = summary.json()
     assert document["latest"]["attestation_url"].endswith(f"/v1/attestations/{document['latest']['attestation_id']}")
-    assert document["registry"] == {"name": "io.example/fly", "version": "1.0.0", "status": "active", "title": "Fly",
-                                    "description": "Flights <b>cheap</b>", "latest": True}  # fmt: skip
+    registry = {
+        key: document["registry"][key] for key in ("name", "version", "status", "title", "description", "latest")
+    }
+    assert registry == {"name": "io.example/fly", "version": "1.0.0", "status": "active", "title": "Fly",
+                        "description": "Flights <b>cheap</b>", "latest": True}  # fmt: skip
+    assert (document["registry"]["publisher"], document["registry"]["named"]) == ("io.example", True)
+    assert document["registry"]["namespace_verification"]["kind"] == "domain_other"  # (example.io is not its host)
+    assert document["registry_entries"] == [document["registry"]]
+    assert document["identity"] == {"name": "io.example/fly", "title": "Fly", "description": "Flights <b>cheap</b>",
+                                    "named_by": "registry", "publishers": 1, "claimed": None}  # fmt: skip
     assert [change["counts"]["added"] for change in document["changes"]] == [1]
     assert (document["category"], document["category_source"], document["tool_count"]) == ("travel", "tool_names", 5)
 
