@@ -9,7 +9,9 @@ the job id, :mod:`app.queue.dispatch`). :class:`StreamBroker` changes two things
 library's reading loop: it claims idle jobs on every pass, not only after a read that brought
 new ones (so a dead worker's job is redelivered on a quiet queue too), and a Redis that goes
 away (restarted, unreachable) is waited for with a bounded backoff instead of ending the worker;
-the consumer group is made again when the stream came back empty. Each read takes one job at a
+the consumer group is made again when the stream came back empty. The group is made there
+only, not at start-up (``startup``): a worker started while Redis is away waits for it like one
+that lost it, instead of ending. Each read takes one job at a
 time (``XREADGROUP COUNT 1``), so a worker never holds jobs it has no room to run. An
 acknowledgement Redis does not take (it restarts while the job ends) is tried again with
 backoff for :data:`ACK_WAIT_S`; one never taken leaves the job pending, so it is delivered again
@@ -44,6 +46,10 @@ ACK_WAIT_S = 120.0
 
 class StreamBroker(RedisStreamBroker):
     """:class:`~taskiq_redis.RedisStreamBroker` with the reading loop of the module docs."""
+
+    async def startup(self) -> None:
+        """Start the broker without touching Redis: :meth:`listen` makes the consumer group."""
+        await AsyncBroker.startup(self)
 
     async def _group(self, conn: Redis) -> None:
         try:

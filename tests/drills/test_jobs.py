@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import time
 import uuid
 from collections import Counter
@@ -27,7 +26,6 @@ from app.settings import Settings
 from tests.history.conftest import relayed_postgres
 from tests.jobs.conftest import job_settings, postgres_database, probe_job, runs_by_id, stored_runs
 from tests.jobs.fleet import Counted, Fleet, wait_for
-from tests.servers.ports import wait_listening
 from tests.servers.raw import RawServer
 from tests.servers.redis_server import OwnRedis, shared_redis_url
 
@@ -92,22 +90,11 @@ def test_a_worker_killed_mid_probe_leaves_its_job_to_another_which_stores_it_onc
         assert took < 15, took
 
 
-class PersistentRedis(OwnRedis):
-    """A private redis-server that keeps its data across a restart (AOF, every write synced), as a
-    queue's Redis is run (compose.yaml)."""
-
-    def start(self) -> None:
-        command = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                   "--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.directory)]  # fmt: skip
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_listening(self.port, self.process)
-
-
 def test_redis_restarted_under_load_loses_and_duplicates_no_run(raw: RawServer, tmp_path: Path) -> None:
     jobs_n = 30
     counted = Counted(hold_s=0.5)
     urls = routes(raw, counted, jobs_n)
-    own = PersistentRedis(tmp_path)
+    own = OwnRedis(tmp_path, appendonly=True)  # (as a queue's Redis is run: compose.yaml)
     own.start()
     try:
         with postgres_database() as database:
