@@ -32,8 +32,9 @@ async def test_a_worker_started_while_redis_is_away_waits_for_it_and_then_reads(
         await kick(broker, job)
         message = await asyncio.wait_for(first, 60)
         assert job.id.encode() in message.data
-        assert message.ack is not None
-        await message.ack()
+        acked = message.ack()
+        assert acked is not None
+        await acked
         await reading.aclose()
     finally:
         await broker.shutdown()
