@@ -149,9 +149,9 @@ def parse(params: Mapping[str, str], names: list[str] | None = None, key: bytes 
         sort=sort,
         limit=limit,
     )
-    token = params.get("cursor", "")
-    if not token:
+    if "cursor" not in params:
         return search
+    token = params["cursor"]  # (given empty is a bad cursor, not the first page)
     try:
         after = cursors.decode(token, sort, search.digest(), key)
     except cursors.BadCursor as exc:

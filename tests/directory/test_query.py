@@ -51,3 +51,10 @@ def test_defaults_and_normalised_words() -> None:
         30,
     )
     assert search.filters() == {"q": "weather forecast", "changed_within": "30d"}
+
+
+@pytest.mark.parametrize("token", ["", " ", ".", "e30.", ".AAAA", "é.AAAA", "a" * 5000])
+def test_an_empty_or_malformed_cursor_is_refused_not_read_as_the_first_page(token: str) -> None:
+    with pytest.raises(InvalidSearch) as refused:
+        parse({"cursor": token})
+    assert (refused.value.reason, refused.value.parameter) == ("invalid_cursor", "cursor")

@@ -169,7 +169,7 @@ def register_lookups(server: MCPServer, services: Services) -> None:
         given = {"q": query, "category": category, "status": status, "protocol_version": protocol_version,
                  "transport": transport, "auth": auth, "changed_within": changed_within, "sort": sort,
                  "limit": str(limit), "cursor": cursor}  # fmt: skip
-        params = {name: value for name, value in given.items() if value}
+        params = {name: value for name, value in given.items() if value or (name == "cursor" and value is not None)}
         try:
             await admitted(ctx)
             search = search_of(params, list(params), services.settings)

@@ -104,6 +104,7 @@ def test_each_lookup_answers_from_the_store(service: Service, raw: RawServer, tm
     [
         ("search_mcp_servers", {"sort": "popularity"}, "invalid_sort"),
         ("search_mcp_servers", {"cursor": "x.y"}, "invalid_cursor"),
+        ("search_mcp_servers", {"cursor": ""}, "invalid_cursor"),
         ("get_mcp_server_report", {}, "invalid_body"),
         ("get_mcp_server_report", {"server_id": "0" * 24}, "server_not_found"),
         ("get_mcp_server_history", {"url": "https://169.254.169.254/x"}, "host_ip_literal"),
