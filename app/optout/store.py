@@ -13,7 +13,10 @@ who asked, through the page at ``GET /probe``). Each item is a host or a URL:
   5.2.4, as the HTTP client does before it sends a request; percent-encoded unreserved
   characters decoded and other percent-encodings in upper case, section 6.2.2.2), compared
   exactly (``/mcp`` does not cover ``/mcp/other``, but ``/x/../mcp`` and ``/%6Dcp`` are
-  ``/mcp``: spelt so, a URL still reaches the endpoint that opted out).
+  ``/mcp``: spelt so, a URL still reaches the endpoint that opted out). Beyond RFC 3986, which
+  keeps them distinct, empty segments and a trailing slash are dropped too (``//mcp``,
+  ``/mcp/`` and ``/mcp//`` are ``/mcp``): servers route them alike (Starlette redirects one
+  to the other), and a list that stops contact fails closed, never letting a spelling through.
 
 The list is honoured twice: before anything is enqueued (the sweep source never hands out a
 job for a listed host or URL, :mod:`app.sweeps.source`) and right before a probe
@@ -87,8 +90,9 @@ def _without_dot_segments(path: str) -> str:
 def canonical(url: str) -> str:
     """``url`` without its query string or fragment, its path in normal form (see the module docs)."""
     parts = urlsplit(url)
-    path = _PERCENT.sub(_decoded, parts.path or "/")
-    return urlunsplit((parts.scheme, parts.netloc, _without_dot_segments(path), "", ""))
+    path = _without_dot_segments(_PERCENT.sub(_decoded, parts.path or "/"))
+    path = "/" + "/".join(segment for segment in path.split("/") if segment)
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
 def normalise(item: str) -> tuple[Kind, str]:

@@ -81,6 +81,11 @@ async def test_the_list_in_the_database(engine: AsyncEngine) -> None:
         "https://example.com/%6Dcp",  # (%6D is "m": the same path, RFC 3986 section 6.2.2.2)
         "https://example.com/%6dcp",
         "https://Example.COM.:443/a/./../mcp#fragment",
+        "https://example.com/mcp/",  # (a trailing slash, empty segments: routed alike by servers)
+        "https://example.com//mcp",
+        "https://example.com/mcp//",
+        "https://example.com/mcp/.",
+        "https://EXAMPLE.com:443//./mcp/?q=1",
     ],
 )
 def test_a_url_opt_out_covers_every_spelling_of_its_path(url: str) -> None:
@@ -91,3 +96,10 @@ def test_a_url_opt_out_covers_every_spelling_of_its_path(url: str) -> None:
 
 def test_a_url_item_is_kept_with_its_path_in_normal_form() -> None:
     assert normalise("https://example.com/a/b/../%6Dcp") == ("url", "https://example.com/a/mcp")
+
+
+def test_a_url_opt_out_given_with_a_trailing_slash_covers_the_path_without_it() -> None:
+    items = [OptOut(*normalise("https://example.com//mcp/"), NOW)]
+    assert items[0].value == "https://example.com/mcp"
+    assert matches("https://example.com/mcp", items) and not matches("https://example.com/mcpx", items)
+    assert normalise("https://example.com/") == ("url", "https://example.com/")
