@@ -7,6 +7,9 @@ who asked, through the page at ``GET /probe``). Each item is a host or a URL:
   (``mcp.example.com``, ``a.b.example.com``): the owner of a domain speaks for the names under
   it, and one line must be enough to stop all of them. A host is normalised as the target
   guard does (IDNA UTS #46, lower case, no trailing dot), so ``EXAMPLE.com.`` is ``example.com``.
+  A public suffix (``com``, ``co.uk``, ``github.io``: :mod:`app.guard.suffix`) is refused as a
+  host item: nobody speaks for every domain under it. A URL on such a host is one endpoint and
+  is taken.
 - a **URL** (``https://example.com/mcp``) covers that endpoint only: the URL normalised by the
   guard (scheme and host in lower case, default port dropped), without its query string,
   its path in the normal form of RFC 3986 section 6.2.2 (dot segments removed, section
@@ -39,6 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.db.tables.registry import optout
 from app.errors import SondeError, TargetRefused
 from app.guard import check_url
+from app.guard.suffix import is_public_suffix
 
 Kind = Literal["host", "url"]
 MAX_VALUE = 2048
@@ -109,9 +113,12 @@ def normalise(item: str) -> tuple[Kind, str]:
             return "url", canonical(check_url(text, allow_private=True).url)
         if any(c in text for c in "/?#@:"):
             raise OptOutInvalid("a host is a name alone (no scheme, port or path); or give a whole URL")
-        return "host", check_url(f"https://{text}/", allow_private=True).host
+        host = check_url(f"https://{text}/", allow_private=True).host
     except TargetRefused as exc:
         raise OptOutInvalid(f"not a host name or http(s) URL ({exc.reason})") from None
+    if is_public_suffix(host):
+        raise OptOutInvalid(f"{host} is a public suffix (publicsuffix.org): give a domain under it, or a URL")
+    return "host", host
 
 
 def _host_and_url(url: str) -> tuple[str, str]:

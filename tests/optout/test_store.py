@@ -103,3 +103,12 @@ def test_a_url_opt_out_given_with_a_trailing_slash_covers_the_path_without_it() 
     assert items[0].value == "https://example.com/mcp"
     assert matches("https://example.com/mcp", items) and not matches("https://example.com/mcpx", items)
     assert normalise("https://example.com/") == ("url", "https://example.com/")
+
+
+@pytest.mark.parametrize("item", ["com", "CO.UK.", "github.io", "xn--p1ai"])
+def test_an_opt_out_of_a_public_suffix_is_refused(item: str) -> None:
+    with pytest.raises(OptOutInvalid) as caught:
+        normalise(item)
+    assert caught.value.reason == "optout_invalid" and "public suffix" in caught.value.message
+    assert normalise(f"https://{item.rstrip('.')}/mcp")[0] == "url"  # (one endpoint on it is taken)
+    assert normalise(f"someone.{item.rstrip('.')}")[0] == "host"
