@@ -7,19 +7,24 @@ it, at the word of one of them. :func:`is_public_suffix` answers from the Public
 is one: the list's default rule (``*``, every unknown top-level label) is not applied, since a
 name outside the public DNS (``localhost``, RFC 6761; ``intranet``) is one operator's host, not
 a registry. An IP address is never one (it names one host, nothing under it).
-The list is read on first use, not at import (a command that never asks does not pay for it).
+The package is imported and the list read on first use, not at import (start-up and a command
+that never asks do not pay for it).
 """
 
 from __future__ import annotations
 
 import ipaddress
 from functools import cache
+from typing import TYPE_CHECKING
 
-from publicsuffixlist import PublicSuffixList
+if TYPE_CHECKING:
+    from publicsuffixlist import PublicSuffixList
 
 
 @cache
 def _list() -> PublicSuffixList:
+    from publicsuffixlist import PublicSuffixList  # (imported on first use: serve's start-up skips it)
+
     return PublicSuffixList(accept_unknown=False)
 
 
