@@ -49,7 +49,8 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     ),
     "payment_mismatch": (
         402,
-        "The payment does not match any accepted payment option (amount, asset, network, payTo).",
+        "The payment was not made for this route: its option (amount, asset, network, payTo), its "
+        "resource or its signed authorization differ.",
     ),
     "payment_invalid": (402, "The facilitator refused the payment (signature, time window, balance, nonce)."),
     "payment_already_used": (402, "This payment has already bought a check."),

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 
 import anyio.to_thread
-from x402.schemas import SettleResponse
+from x402.schemas import ResourceInfo, SettleResponse
 
 from app.attest.errors import NoSigningKey
 from app.attest.signer import Attestation
@@ -77,6 +77,7 @@ async def run_check(
     credentials: Credentials | None = None,
     include_tools: bool = False,
     baseline: BaselineRequest | None = None,
+    resource: ResourceInfo | None = None,
 ) -> Served:
     """Run one check of ``url``.
 
@@ -89,6 +90,8 @@ async def run_check(
         credentials: headers for a credentialed check (never shared, cached or logged).
         include_tools: keep the cleaned tool definitions in the served result.
         baseline: what to compare the tool list with (else the server's approved baseline, if any).
+        resource: the x402 resource the caller's route sells, when it is not the HTTP route's
+            (the MCP tool's): a payment is accepted only for it.
 
     Raises:
         ApiError: 422 for a refused URL, 402/400/409 for payment faults, 429 ``target_busy``,
@@ -96,7 +99,7 @@ async def run_check(
             ``history_unavailable``, 500 ``probe_internal_error``.
     """
     with services.tracing.check(light=False) as span:
-        return await _run(services, url, span, client, payment, free, credentials, include_tools, baseline)
+        return await _run(services, url, span, client, payment, free, credentials, include_tools, baseline, resource)
 
 
 async def _run(
@@ -109,6 +112,7 @@ async def _run(
     credentials: Credentials | None,
     include_tools: bool,
     baseline: BaselineRequest | None,
+    resource: ResourceInfo | None,
 ) -> Served:
     settings = services.settings
     try:
@@ -127,7 +131,7 @@ async def _run(
     paid_with: Draw | Payment | None = None
     if payment is not None:
         request = check_request(url, credentials, include_tools, payment, baseline)
-        paid_with = await services.authorize(payment, free, client, request)
+        paid_with = await services.authorize(payment, free, client, request, resource=resource)
     served = settled = settling = False
     try:
         if isinstance(paid_with, Payment) and paid_with.replay is not None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 import httpcore2
-from x402.schemas import SettleResponse
+from x402.schemas import ResourceInfo, SettleResponse
 
 from app.attest.keyring import keyring_of
 from app.attest.signer import Attestor
@@ -137,6 +137,7 @@ class Services:
         client: str,
         request: bytes = b"",
         gate: PaymentGate | None = None,
+        resource: ResourceInfo | None = None,
     ) -> Draw | Payment:
         """Decide how the check is paid: an x402 payment, or a free-pool draw.
 
@@ -146,6 +147,7 @@ class Services:
             client: the client's rate key.
             request: what the check is for, bound to the payment's identifier (if it has one).
             gate: the gate of what is bought, when it is not a check (:attr:`monitor_payments`).
+            resource: what the route sells, when the gate sells several (one baseline per server).
 
         Raises:
             ApiError: 402 (with the x402 ``PaymentRequired`` document), 400, 409 or 503; see
@@ -154,7 +156,7 @@ class Services:
         if payment is not None:
             try:
                 with payment_errors():
-                    return await (gate or self.payments).begin(payment, request)
+                    return await (gate or self.payments).begin(payment, request, resource)
             except ApiError as exc:
                 self.metrics.payments.labels(outcome=exc.reason).inc()
                 raise

@@ -3,8 +3,14 @@
 Policy (x402 v2, scheme ``exact`` with EIP-3009):
 
 1. Decode ``PAYMENT-SIGNATURE`` (malformed: 400 ``invalid_payment``; a malformed
-   ``payment-identifier``: 400 ``invalid_payment_identifier``); its ``accepted`` must equal
-   one of our requirements (else 402 ``payment_mismatch``). A payment with an id is looked up
+   ``payment-identifier``: 400 ``invalid_payment_identifier``); it must be for what the route
+   it is presented to sells, else 402 ``payment_mismatch``: its ``accepted`` equals one of the
+   route's requirements (scheme, network, asset, amount, ``payTo``), its ``resource`` is the
+   route's resource (the URL its ``PaymentRequired`` names: a check, one server's baseline, a
+   monitor block), and the EIP-3009 authorization itself (the part the payer signed) moves
+   exactly that amount to that ``payTo``; network and asset are bound by the signature's
+   EIP-712 domain, which the facilitator checks against our requirement. So a payment made
+   for one thing does not buy another, even at the same price. A payment with an id is looked up
    first (:mod:`app.payment.identifier`): its served answer again, or 409
    ``payment_identifier_conflict`` for another payment under the same id.
 2. Verify with the facilitator against *our* requirement (not the client's copy). Invalid:
@@ -181,13 +187,17 @@ class PaymentGate:
             raise self.required("invalid_payment", invalid, 400)
         return payload
 
-    async def begin(self, header: str | dict[str, object], request: bytes = b"") -> Payment:
+    async def begin(
+        self, header: str | dict[str, object], request: bytes = b"", resource: ResourceInfo | None = None
+    ) -> Payment:
         """Steps 1 to 3 of the module policy, for a ``PAYMENT-SIGNATURE`` header value or an
         already decoded payload (the MCP tool's ``_meta["x402/payment"]``).
 
         Args:
             header: the payment.
             request: what the check is for (its URL and options), bound to a payment identifier.
+            resource: what the route sells, when it is not the gate's own resource (a baseline
+                approval names its server).
 
         Raises:
             PaymentError: 400/402/409 (see the module docs), or 503 ``facilitator_unavailable`` /
@@ -203,7 +213,12 @@ class PaymentGate:
         requirement = matching_requirement(payload, self.requirements)
         if requirement is None:
             raise self.required("payment_mismatch", "the payment does not match any accepted payment option")
+        sold = resource or self.resource or resource_info(self.settings)
+        if payload.resource is None or payload.resource.url != sold.url:
+            raise self.required("payment_mismatch", f"the payment was not made for this resource ({sold.url})")
         authorization = payload.payload["authorization"]
+        if authorization["value"] != requirement.amount or authorization["to"].lower() != requirement.pay_to.lower():
+            raise self.required("payment_mismatch", "the signed authorization is not for this amount and payTo")
         payer, nonce = authorization["from"].lower(), authorization["nonce"].lower()
         lock = key("payment", requirement.network, requirement.asset.lower(), payer, nonce)
         if identifier is None:

@@ -64,7 +64,7 @@ def test_replayed_payment_buys_nothing_on_the_tool_or_the_route(
         over_http = paid_post(base, target, header)
     assert not first.is_error
     assert tool_reason(again) == "payment_already_used"
-    assert over_http.status_code == 402 and over_http.json()["error"] == "payment_already_used"
+    assert over_http.status_code == 402 and over_http.json()["error"] == "payment_mismatch"  # made for the tool
     assert len(settled_transfers(chain)) == 1 and probes_of(raw) == 1
     assert chain.balance(chain.payer) == START_BALANCE - PRICE
 
@@ -78,7 +78,7 @@ def test_payment_used_on_the_route_is_refused_by_the_tool(
         again = paid_call(
             base, target["url"], decode(signature).model_dump(mode="json", by_alias=True, exclude_none=True)
         )
-    assert tool_reason(again) == "payment_already_used"
+    assert tool_reason(again) == "payment_mismatch"  # made for the HTTP route, and used there
     assert len(settled_transfers(chain)) == 1 and probes_of(raw) == 1
 
 

@@ -40,6 +40,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from x402.schemas import ResourceInfo
 
 from app import __version__, jsonsafe
 from app.baselines.request import BaselineRequest
@@ -62,6 +63,8 @@ PAYMENT_META = "x402/payment"
 PAYMENT_RESPONSE_META = "x402/payment-response"
 #: The x402 resource URL of the paid tool (x402 MCP transport convention).
 CHECK_RESOURCE = "mcp://tool/check_mcp_server"
+#: What a payment made for the tool pays for (one made for the HTTP route is refused here).
+SOLD = ResourceInfo(url=CHECK_RESOURCE)
 
 CHECK_DESCRIPTION = (
     "Live-checks one remote MCP server over Streamable HTTP (or legacy HTTP+SSE): handshake "
@@ -203,6 +206,7 @@ def build_mcp_server(services: Services) -> MCPServer:
                 payment=payment,
                 free=http is not None and asks_free_pool(http.headers, settings),
                 baseline=_baseline(baseline),
+                resource=SOLD,
             )
         except ApiError as exc:
             return tool_error(for_tool(exc, settings.price_usd, FREE_POOL_HEADER), settings.public_base_url)

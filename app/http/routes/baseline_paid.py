@@ -88,7 +88,8 @@ async def approve_paid(
     if payment is None:
         raise offer(services, server_id, instructions, from_payment(services.payments.required("payment_required", "")))
     try:
-        paid = await services.authorize(payment, False, client, paid_request(server_id, run_id))
+        sold = resource(services.settings, server_id)
+        paid = await services.authorize(payment, False, client, paid_request(server_id, run_id), resource=sold)
     except ApiError as exc:
         _raise_offered(services, server_id, instructions, exc)
     assert isinstance(paid, Payment)  # (a payment was given: never a free-pool draw)
