@@ -18,7 +18,10 @@ object closed, ``null`` for "not applicable") holds what was observed and how: t
 probe and suite versions, the addresses dialled, the coverage, whether the check ran with the
 caller's credentials, every check's state, the fingerprints and the protocol revision. Server
 text in it (the server's name, version and title) was cleaned by the probe; lone surrogates are
-replaced by U+FFFD so the statement always has a canonical form.
+replaced by U+FFFD so the statement always has a canonical form. A credentialed check's
+statement holds no server text at all: ``server`` is ``null`` and ``protocol_version`` is kept
+only in the revision form (``YYYY-MM-DD``), so only names, counts, states and digests remain
+(a server could echo the caller's credential in any form its text takes).
 
 ``predicateType`` is the URI of the predicate's schema in this project's repository: a
 versioned name under a path we control, that resolves to the definition.
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://github.com/mcp-sonde/mcp-sonde/blob/main/app/attest/schemas/check-result-v1.schema.json"
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_REVISION = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def rfc3339(moment: datetime) -> str:
@@ -102,7 +106,11 @@ def predicate(result: CheckResult, served: bytes, finished: datetime) -> dict[st
     started = result.checked_at
     if result.timings.total_ms is not None:
         finished = started + timedelta(milliseconds=result.timings.total_ms)
-    server = result.server
+    private = result.credentialed  # (no server text: see the module docs)
+    server = None if private else result.server
+    revision = result.protocol_version
+    if private and revision is not None and not _REVISION.fullmatch(revision):
+        revision = None
     tools = result.tools
     digest = result_digest(served)
     url, query = endpoint(result.url)
@@ -128,7 +136,7 @@ def predicate(result: CheckResult, served: bytes, finished: datetime) -> dict[st
         "failed_step": result.failed_step,
         "http_status": result.http_status,
         "era": result.era,
-        "protocol_version": _text(result.protocol_version),
+        "protocol_version": _text(revision),
         "transport": result.transport,
         "server": None
         if server is None

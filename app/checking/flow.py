@@ -216,8 +216,12 @@ async def kept(
     """Keep a served check: its envelope for ``GET /v1/attestations/{id}``, and the run for the
     history, queued (:mod:`app.checking.recorder`), unless it was a private one
     (:func:`app.checking.recorder.private`). ``run_id``: the run's id when the caller chose one
-    (a scheduled job's), else the attestation's. Returns the run, when it goes to the history."""
-    await services.attestations.put(attestation)
+    (a scheduled job's), else the attestation's. Returns the run, when it goes to the history.
+
+    A credentialed check's envelope is in its answer only: it is not kept for reading by id,
+    since what the caller's credentials showed is theirs alone."""
+    if not (isinstance(result, CheckResult) and result.credentialed):
+        await services.attestations.put(attestation)
     run = history_run(result, attestation, run_id)
     if run is not None:
         services.recorder.submit(run)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
@@ -89,81 +89,21 @@ async def full_check(
 
 
 def redacted(result: CheckResult, credentials: Credentials) -> CheckResult:
-    """``result`` with every credential value a server echoed into its own text replaced by ``[credential]``.
-
-    A credentialed check's values must appear in no answer, even when the server copies them
-    into its name, instructions, tool descriptions, schemas or capability names, and even cut
-    short (the probe cuts long server text, so a long token may arrive as its first part).
-    Every string of the result is searched, keys included, but for the values of our own
-    members (:data:`_OURS`: the status, reason, verdict states...) at the places we write them;
-    the part after an ``Authorization`` scheme is a secret of its own. A secret of at least
-    :data:`WINDOW` characters is found by any run of :data:`WINDOW` or more of its characters
-    in a row; a shorter one (4 or more) whole.
-    """
-    secrets: set[str] = set()
-    for name, value in credentials.headers:
-        secrets.add(value)
-        rest = value.partition(" ")[2].strip()
-        if name.lower() == "authorization" and rest:
-            secrets.add(rest)
-    whole = sorted((s for s in secrets if 4 <= len(s) < WINDOW), key=len, reverse=True)
-    windows = {s[i : i + WINDOW] for s in secrets if len(s) >= WINDOW for i in range(len(s) - WINDOW + 1)}
-    if not whole and not windows:
-        return result
-    changed = False
-
-    def clean(text: str) -> str:
-        nonlocal changed
-        covered = [False] * len(text)
-        for secret in whole:
-            start = text.find(secret)
-            while start >= 0:
-                covered[start : start + len(secret)] = [True] * len(secret)
-                start = text.find(secret, start + 1)
-        if windows:
-            for i in range(len(text) - WINDOW + 1):
-                if text[i : i + WINDOW] in windows:
-                    covered[i : i + WINDOW] = [True] * WINDOW
-        if not any(covered):
-            return text
-        changed = True
-        out: list[str] = []
-        for i, char in enumerate(text):
-            if not covered[i]:
-                out.append(char)
-            elif i == 0 or not covered[i - 1]:
-                out.append("[credential]")
-        return "".join(out)
-
-    def scrub(value: Any, ours: frozenset[str] = frozenset()) -> Any:
-        if isinstance(value, str):
-            return clean(value)
-        if isinstance(value, dict):
-            return {clean(k): v if k in ours and isinstance(v, str) else scrub(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [scrub(v) for v in value]
-        return value
-
+    """``result`` with every string in which a server echoed a credential value replaced (see
+    :mod:`app.suite.redaction`)."""
     from app.suite.model import CheckResult
+    from app.suite.redaction import Secrets, scrubbed
 
-    document = result.model_dump(mode="json")
-    cleaned = {
-        k: v if k in _OURS and isinstance(v, str) else [scrub(c, _OURS) for c in v] if k == "checks" else scrub(v)
-        for k, v in document.items()
-    }
+    secrets = Secrets(credentials.headers)
+    if not secrets:
+        return result
+    cleaned, changed = scrubbed(result.model_dump(mode="json"), secrets)
     if not changed:
         return result
     try:
         return CheckResult.model_validate(cleaned)
     except ValueError as exc:  # fail closed: never answer with the value
         raise ProbeFailed("probe_internal_error", "the result could not be cleared of credential values") from exc
-
-
-#: Values of these members are ours (enumerations), never server text, where we write them: at
-#: the top of the result and in each check's verdict.
-_OURS = frozenset({"status", "reason", "state", "id", "era", "transport", "failed_step", "checked_at", "kind"})
-#: A secret this long or longer is found by any run of this many of its characters.
-WINDOW = 12
 
 
 def unresolved_check(url: TargetUrl, failure: ResolutionFailed, credentials: Credentials | None = None) -> CheckResult:

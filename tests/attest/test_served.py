@@ -104,15 +104,17 @@ def test_a_credentialed_check_is_signed_as_such_and_holds_no_credential(service:
     with service() as base:
         anonymous = check(base, {"url": raw.url("/mcp")})
         signed = check(base, {"url": raw.url("/mcp"), "headers": {"Authorization": CANARY, "X-Tenant": "t1"}})
-        stored = httpx2.get(f"{base}/v1/attestations/{signed.json()['attestation_id']}", timeout=10).content
+        by_id = httpx2.get(f"{base}/v1/attestations/{signed.json()['attestation_id']}", timeout=10)
         keys = keys_of(base)
     gated = statement_of(anonymous.json()["attestation"])["predicate"]
     assert (gated["coverage"], gated["credentialed"]) == ({"level": "auth_gated", "reason": "auth_required"}, False)
     predicate = statement_of(signed.json()["attestation"])["predicate"]
     assert (predicate["credentialed"], predicate["credential_headers"]) == (True, ["Authorization", "X-Tenant"])
-    assert predicate["status"] == "ok" and predicate["server"]["name"] == "echo [credential]"
+    assert predicate["status"] == "ok" and predicate["server"] is None  # no server text at all
+    assert signed.json()["server"]["name"] == "[credential]"
+    assert by_id.status_code == 404  # returned to its caller, not served by id
     secret = CANARY.split()[1]
-    for text in (signed.content, stored, base64.b64decode(json.loads(stored)["envelope"]["payload"])):
+    for text in (signed.content, base64.b64decode(signed.json()["attestation"]["payload"])):
         assert secret.encode() not in text
     assert verify(signed.content, parse_keys(keys)).predicate["credentialed"] is True
 

@@ -256,10 +256,70 @@ def test_regression_a_long_echoed_token_is_redacted_even_cut_short_and_in_names(
         answer = check(
             base, {"url": raw.url("/mcp"), "include": ["tools"], "headers": {"Authorization": f"Bearer {token}"}}
         )
-        stored = httpx2.get(f"{base}/v1/attestations/{answer.json()['attestation_id']}", timeout=10).json()
     assert answer.status_code == 200 and answer.json()["credentialed"] is True
-    payload = base64.b64decode(stored["envelope"]["payload"]).decode()
+    payload = base64.b64decode(answer.json()["attestation"]["payload"]).decode()
     for text in (answer.text, payload):
         for i in range(len(token) - 12):
             assert token[i : i + 12] not in text, (i, text[:300])
     assert "[credential]" in answer.json()["server"]["name"]
+
+
+class EchoingForms(MiniMcp):
+    """Copies the caller's token into its text in the forms an exact search misses."""
+
+    def __call__(self, request: Request, conn: socket.socket) -> bool | None:
+        self.token = request.headers.get("authorization", "").partition(" ")[2]
+        return super().__call__(request, conn)
+
+    def _result(self, method: object) -> dict[str, Any]:
+        result = super()._result(method)
+        token = self.token
+        if method == "initialize":
+            result["serverInfo"] = {"name": token[:10], "version": token[10:], "title": token.upper()}
+            result["instructions"] = f"reversed {token[::-1]}; spaced {' '.join(token)}"
+        if method == "tools/list":
+            forms = {
+                "b64": base64.b64encode(token.encode()).decode(),
+                "b64url": base64.urlsafe_b64encode(b"~" + token.encode()).decode().rstrip("="),
+                "hex": token.encode().hex(),
+                "pct": "".join(f"%{b:02x}" for b in token.encode()),
+            }
+            result["tools"] += [{"name": name, "description": f"see {form}"} for name, form in forms.items()]
+        return result
+
+
+def test_a_server_that_echoes_the_credential_re_encoded_or_split_gets_no_form_of_it_into_the_answer(
+    service: Service, raw: RawServer
+) -> None:
+    """Regression: the token upper-cased, reversed, base64, hex, percent-encoded, spaced out or
+    split into pieces under 12 characters across ``name`` and ``version`` was served, and the
+    upper-cased and split forms were signed and served again by ``/v1/attestations/{id}``."""
+    from app.suite.redaction import Secrets
+
+    token = "sk_live_5Hq8Zr2Wm7Xc4Vb9"
+    headers = {"Authorization": f"Bearer {token}"}
+    raw.routes["/mcp"] = EchoingForms()
+    with service() as base:
+        answer = check(base, {"url": raw.url("/mcp"), "include": ["tools"], "headers": headers})
+        by_id = httpx2.get(f"{base}/v1/attestations/{answer.json()['attestation_id']}", timeout=10)
+    assert answer.status_code == 200 and answer.json()["credentialed"] is True
+    served = answer.json()
+    statement = json.loads(base64.b64decode(served["attestation"]["payload"]))
+    secrets = Secrets(headers.items())
+
+    def strings(value: Any) -> list[str]:
+        if isinstance(value, dict):
+            return [s for k, v in value.items() for s in [k, *strings(v)]]
+        if isinstance(value, list):
+            return [s for v in value for s in strings(v)]
+        return [value] if isinstance(value, str) else []
+
+    leaked = [text for text in strings(served | {"attestation": None}) + strings(statement) if secrets.found_in(text)]
+    assert leaked == []
+    assert served["server"] == {"name": "[credential]", "version": "[credential]", "title": "[credential]"}
+    assert {t["name"]: t["description"] for t in served["tool_definitions"] if t["name"] in ("b64", "hex")} == {
+        "b64": "[credential]",
+        "hex": "[credential]",
+    }
+    assert statement["predicate"]["server"] is None  # a credentialed statement keeps no server text
+    assert (by_id.status_code, reason_of(by_id)) == (404, "attestation_not_found")  # the caller's alone
