@@ -242,3 +242,34 @@ def test_a_signing_key_of_an_unknown_algorithm_is_a_settings_error(tmp_path: Pat
     env = {"MCP_SONDE_KEYS_FILE": str(tmp_path / "keys.json"), "MCP_SONDE_SIGNING_KEY_FILE": str(pem)}
     code, _out, err = finish(launch("serve", "--port", str(free_port()), env=env))
     assert code == SERVE_EXIT_SETTINGS and b"private_key_invalid" in err and b"Traceback" not in err
+
+
+def test_regression_answers_on_a_kept_alive_connection_do_not_wait_for_delayed_acks() -> None:
+    """The listening socket was made without naming its protocol, so asyncio left Nagle's
+    algorithm on for every connection (it sets TCP_NODELAY only where ``proto`` is IPPROTO_TCP),
+    and each answer after a connection's first waited about 40 ms for the client's delayed ACK."""
+    import asyncio
+
+    from app.cli.serve import bind
+
+    listener = bind("127.0.0.1", 0)
+    port = listener.getsockname()[1]
+    nodelay: list[int] = []
+
+    async def run() -> None:
+        def accepted(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nodelay.append(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(accepted, sock=listener)
+        async with server:
+            _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            for _ in range(200):
+                if nodelay:
+                    break
+                await asyncio.sleep(0.05)
+            writer.close()
+
+    asyncio.run(run())
+    assert listener.proto == socket.IPPROTO_TCP
+    assert nodelay == [1]
