@@ -14,6 +14,7 @@ from app.attest.signer import Attestor
 from app.attest.store import AttestationStore
 from app.baselines.store import Baselines
 from app.checking.clients import Network, parse_networks
+from app.checking.cpu import CpuPool
 from app.checking.errors import ApiError, payment_errors
 from app.checking.freepool import HEADER as FREE_POOL_HEADER
 from app.checking.freepool import Draw, FreePool, seconds_to_utc_midnight
@@ -45,8 +46,11 @@ from app.webhooks.store import DeliveryStore
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
-#: Comparisons of ``POST /v1/mcp/diff`` running at once per process (each holds a thread).
+#: Comparisons of ``POST /v1/mcp/diff`` running at once per process (each in a worker process).
 DIFF_SLOTS = 2
+#: CPU seconds a comparison may use beyond its schema comparisons' budget: parsing and checking
+#: a full body takes a quarter of a second, so this is a wide margin (:mod:`app.checking.cpu`).
+PARSE_CPU_S = 5.0
 
 
 @dataclass
@@ -69,6 +73,7 @@ class Services:
     attestations: AttestationStore
     recorder: Recorder
     diff_slots: anyio.CapacityLimiter
+    cpu: CpuPool
     pruner: Pruner
     optouts: OptOutList
     monitors: MonitorStore
@@ -211,6 +216,7 @@ class Services:
 
     async def aclose(self) -> None:
         """Stop the pruning job and release connections."""
+        self.cpu.close()
         await self.pruner.aclose()
         await self.stats.aclose()
         await self.client_limiter.aclose()
@@ -267,6 +273,7 @@ def build_services(
         attestations=AttestationStore(cache, settings.attestation_ttl_s),
         recorder=Recorder(history, metrics, settings.data_dir / "outbox"),
         diff_slots=anyio.CapacityLimiter(DIFF_SLOTS),
+        cpu=CpuPool(DIFF_SLOTS, settings.diff_timeout_s + PARSE_CPU_S),
         pruner=Pruner(
             history,
             settings.history_retention_days,
