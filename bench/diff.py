@@ -120,10 +120,14 @@ def main() -> None:
         api.wait(timeout=30)
     i50, i95, i99 = _quantiles(idle)
     a50, a95, a99 = _quantiles(attacked)
-    print(f"diff attack: {ATTACKERS} clients posting 1 MiB costly tool lists, /healthz every 20 ms, {seconds:.0f} s each")
+    what = f"{ATTACKERS} clients posting 1 MiB costly tool lists, /healthz every 20 ms, {seconds:.0f} s each"
+    print(f"diff attack: {what}")
     print(f"  served from            {tree or 'this checkout'}")
-    print(f"  /healthz idle          p50 {i50:7.2f} ms  p95 {i95:7.2f} ms  p99 {i99:7.2f} ms  ({len(idle)} requests)")
-    print(f"  /healthz under attack  p50 {a50:7.2f} ms  p95 {a95:7.2f} ms  p99 {a99:7.2f} ms  ({len(attacked)} requests)")
+    for name, (p50, p95, p99), n in (
+        ("idle", (i50, i95, i99), len(idle)),
+        ("under attack", (a50, a95, a99), len(attacked)),
+    ):
+        print(f"  /healthz {name:<13} p50 {p50:7.2f} ms  p95 {p95:7.2f} ms  p99 {p99:7.2f} ms  ({n} requests)")
     print(f"  p95 under attack / idle  {a95 / i95:.2f}  (goal: at most 2)")
     print(f"  comparisons answered   {answers}")
 
