@@ -37,7 +37,9 @@ class Metrics:
     - ``mcp_sonde_probes_total{status}``: probes run, by status class.
     - ``mcp_sonde_probe_duration_seconds``: probe wall time.
     - ``mcp_sonde_single_flight_joins_total``: checks served by joining a running probe.
-    - ``mcp_sonde_limits_hit_total{limit}``: requests refused by a limit (``client_rate``, ``target_busy``, ...).
+    - ``mcp_sonde_limits_hit_total{limit}``: requests refused by a limit (``client_rate``,
+      ``target_busy``, ``badge_probe``, ``badge_network``, ``badge_unresolved``, ``diff_busy``,
+      ``diff_cpu``, ...).
     - ``mcp_sonde_free_pool_draws_total{outcome}``: free-pool draws (``drawn``, ``exhausted``, ``returned``).
     - ``mcp_sonde_payments_total{outcome}``: paid checks: ``settled``, ``released`` (not served,
       nothing charged), or the reason key of a refusal (``payment_invalid``,

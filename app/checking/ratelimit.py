@@ -83,6 +83,7 @@ class RateLimiter:
         timeout_s: Redis socket timeouts, seconds.
         redis_namespace: prefix before every Redis key (see the ``redis_namespace`` setting).
         health: the shared store's health (whether Redis is down, how many instances share it).
+        amount: requests per window other than the rule's (a share of it), with its window.
     """
 
     def __init__(
@@ -93,8 +94,12 @@ class RateLimiter:
         timeout_s: float = 2.0,
         redis_namespace: str = "",
         health: Health | None = None,
+        amount: int | None = None,
     ) -> None:
-        self.item: RateLimitItem = parse(rule)
+        item = parse(rule)
+        if amount is not None:
+            item = type(item)(amount, item.multiples, item.namespace)
+        self.item: RateLimitItem = item
         self.namespace = namespace
         self._memory = MovingWindowRateLimiter(MemoryStorage())
         self._shared: MovingWindowRateLimiter | None = None
@@ -117,9 +122,14 @@ class RateLimiter:
         self.health = health
 
     @classmethod
-    def configured(cls, settings: Settings, rule: str, namespace: str, health: Health | None) -> RateLimiter:
-        """``rule`` under ``namespace`` on the Redis of ``settings`` (if any), watched by ``health``."""
-        return cls(rule, namespace, settings.redis_url, settings.redis_timeout_s, settings.redis_namespace, health)
+    def configured(
+        cls, settings: Settings, rule: str, namespace: str, health: Health | None, amount: int | None = None
+    ) -> RateLimiter:
+        """``rule`` (or ``amount`` per its window) under ``namespace`` on the Redis of
+        ``settings`` (if any), watched by ``health``."""
+        return cls(
+            rule, namespace, settings.redis_url, settings.redis_timeout_s, settings.redis_namespace, health, amount
+        )
 
     async def hit(self, client: str) -> Decision:
         """Count one request of ``client`` and say whether it may go on."""

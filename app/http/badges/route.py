@@ -10,9 +10,14 @@ addresses, and shows anything but a 200 image as broken):
   A stale entry is served at once while one refresh runs (one per URL across instances); a
   result older than twice the TTL shows its date in grey (:mod:`app.http.badges.cache`).
   Concurrent misses share one probe (single-flight, across instances through the store).
-- Only misses are limited: per client IP (``badge_rate_limit``) and in all
-  (``badge_global_limit``); a cache hit is never refused, whoever asks. A miss's probe takes
-  the asking client's turn at the host (:mod:`app.checking.runner`); refreshes share one.
+- Only misses are limited; a cache hit is never refused, whoever asks. A miss counts against
+  its client (IPv4 address or IPv6 /64, ``badge_rate_limit``) and each network above it
+  (:mod:`app.checking.prefixes`: IPv6 /56 and /48, IPv4 /24 and /16, each at most its share of
+  ``badge_global_limit``). Then its name is looked up: a name that does not resolve counts
+  against a small budget of its own (``fairness.yaml``), one that does against the global
+  budget (``badge_global_limit``), so misses of made-up names cannot use up the probes real
+  badges need. A miss's probe takes the asking client's turn at the host
+  (:mod:`app.checking.runner`); refreshes share one and are not counted.
 - ``Cache-Control: max-age=300, s-maxage=300`` (60 for badges not backed by a probe: refused
   URL, rate limited, busy), a strong ``ETag``, ``Last-Modified``, 304 on ``If-None-Match``,
   ``X-Content-Type-Options: nosniff`` and a ``Content-Security-Policy`` without scripts.
@@ -25,6 +30,7 @@ import functools
 import hashlib
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +42,7 @@ from starlette.responses import Response
 
 from app.checking.clients import rate_key
 from app.checking.errors import ApiError
+from app.checking.prefixes import networks, policy
 from app.checking.ratelimit import RateLimiter
 from app.checking.runner import CheckMode, TargetBusy
 from app.checking.services import Services
@@ -65,6 +72,19 @@ class BadgeService:
         health = health_of(services.store)
         self.per_client = RateLimiter.configured(settings, settings.badge_rate_limit, "badge", health)
         self.overall = RateLimiter.configured(settings, settings.badge_global_limit, "badge-all", health)
+        fairness = policy("badge_misses")
+        budget, allowance = self.overall.item.amount, self.per_client.item.amount
+        self.levels = fairness.levels
+        self.per_network = [
+            RateLimiter.configured(
+                settings, settings.badge_global_limit, f"badge-net{i}", health, level.cap(budget, allowance)
+            )
+            for i, level in enumerate(fairness.levels)
+        ]
+        unresolved = max(1, math.ceil(fairness.unresolved * budget))
+        self.unresolved = RateLimiter.configured(
+            settings, settings.badge_global_limit, "badge-unresolved", health, unresolved
+        )
         refresh_lock_s = settings.light_probe_timeout_s + settings.queue_budget_s + 5
         self.cache = BadgeCache(services.cache, settings.badge_ttl_s, refresh_lock_s)
         self._refreshing: set[asyncio.Task[object]] = set()
@@ -72,11 +92,15 @@ class BadgeService:
 
     async def aclose(self) -> None:
         """Close limiter connections."""
-        await self.per_client.aclose()
-        await self.overall.aclose()
+        for limiter in (self.per_client, self.overall, *self.per_network, self.unresolved):
+            await limiter.aclose()
 
-    async def _probe(self, target: TargetUrl, client: str, asked_at: float | None = None) -> tuple[BadgeState, str]:
-        """A light probe through the single-flight runner, on ``client``'s turn; its badge is cached."""
+    async def _probe(
+        self, target: TargetUrl, client: str, asked_at: float | None = None, counted: bool = False
+    ) -> tuple[BadgeState, str | None]:
+        """A light probe through the single-flight runner, on ``client``'s turn; its badge is
+        cached. ``counted``: a miss, counted against the unresolved or the global budget once
+        its name is looked up (:data:`LIMITED`, nothing cached, when that budget is used up)."""
         settings = self.services.settings
         with self.services.tracing.check(light=True) as span:
             span.target(target.host)
@@ -90,8 +114,12 @@ class BadgeService:
                 finally:
                     self.services.metrics.lookup_wait.observe(time.monotonic() - asked)
             except ResolutionFailed as failure:
+                if counted and not (await self.unresolved.hit("all")).allowed:
+                    return self._limited("badge_unresolved")
                 result = unresolved_result(target, failure, light=True)
             else:
+                if counted and not (await self.overall.hit("all")).allowed:
+                    return self._limited("badge_probe")
                 result = await self.services.checks.check(resolved, CheckMode(light=True), client=client)
             span.result(result.status, result.reason)
         return await self.cache.write(target.url, result, asked_at)
@@ -146,9 +174,11 @@ class BadgeService:
             return found
         target = found
         client = rate_key(client_ip(request, self.services.trusted_proxies))
-        if not (await self.per_client.hit(client)).allowed or not (await self.overall.hit("all")).allowed:
-            self.services.metrics.limits_hit.labels(limit="badge_probe").inc()
-            return LIMITED, None
+        if not (await self.per_client.hit(client)).allowed:
+            return self._limited("badge_probe")
+        for limiter, network in zip(self.per_network, networks(client, self.levels), strict=False):
+            if not (await limiter.hit(network)).allowed:
+                return self._limited("badge_network")
         # The miss answers within the light-probe budget: a probe still queued behind others of
         # the same host finishes in the background and fills the cache for the next view.
         task = asyncio.create_task(self._miss(target, client, asked_at))
@@ -159,9 +189,13 @@ class BadgeService:
         except TimeoutError:
             return BUSY, None
 
+    def _limited(self, limit: str) -> tuple[BadgeState, None]:
+        self.services.metrics.limits_hit.labels(limit=limit).inc()
+        return LIMITED, None
+
     async def _miss(self, target: TargetUrl, client: str, asked_at: float) -> tuple[BadgeState, str | None]:
         try:
-            return await self._probe(target, client, asked_at)
+            return await self._probe(target, client, asked_at, counted=True)
         except TargetRefused:
             return REFUSED, None
         except (TargetBusy, ResolverBusy, ProbeFailed, StoreError):  # (Redis down: no probe without its locks)
