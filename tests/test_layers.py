@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the probe, the history", ("probe", "history")),
     ("the check suite, statistics", ("suite", "stats")),
     ("signing, baselines, the directory, the job queue", ("attest", "baselines", "directory", "queue")),
-    ("webhooks, sweeps", ("webhooks", "sweeps")),
+    ("webhooks, sweeps, owner claims", ("webhooks", "sweeps", "claims")),
     ("monitors, the registry mirror", ("monitors", "registry")),
     ("the check core", ("checking",)),
     ("scheduled jobs, the HTTP layer", ("jobs", "http")),

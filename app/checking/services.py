@@ -23,6 +23,8 @@ from app.checking.ratelimit import Decision, RateLimiter
 from app.checking.recorder import Recorder
 from app.checking.runner import CheckMode, CheckRunner
 from app.checking.tracing import TracedFacilitator, Tracing
+from app.claims import Claim, ClaimStore, verify_claim
+from app.claims.recheck import Rechecker
 from app.db.engine import POOL_SIZE, database_url
 from app.directory.rows import refresh as refresh_directory_row
 from app.directory.store import Directory
@@ -32,6 +34,7 @@ from app.history.retention import Pruner
 from app.history.store import SqlHistory
 from app.monitors.pricing import block_price, monitor_resource
 from app.monitors.store import MonitorStore
+from app.net.agent import user_agent
 from app.optout import OptOutList
 from app.payment import HttpFacilitator, Payment, PaymentGate
 from app.probe import ProbeResult
@@ -75,6 +78,8 @@ class Services:
     diff_slots: anyio.CapacityLimiter
     cpu: CpuPool
     pruner: Pruner
+    claims: ClaimStore
+    rechecker: Rechecker
     optouts: OptOutList
     monitors: MonitorStore
     deliveries: DeliveryStore
@@ -214,9 +219,18 @@ class Services:
         if isinstance(self.store, SharedStore):
             self.store.start()
 
+    async def verify_claim(self, claim: Claim) -> None:
+        """:func:`app.claims.verify_claim` of ``claim`` with the service's resolver, backend and settings."""
+        settings = self.settings
+        await verify_claim(
+            claim.host, claim.challenge, resolver=self.resolver, allow_private=settings.allow_private,
+            ca_bundle=settings.ca_bundle, network_backend=self.network_backend, user_agent=user_agent(settings),
+        )  # fmt: skip
+
     async def aclose(self) -> None:
         """Stop the pruning job and release connections."""
         self.cpu.close()
+        await self.rechecker.aclose()
         await self.pruner.aclose()
         await self.stats.aclose()
         await self.client_limiter.aclose()
@@ -288,8 +302,11 @@ def build_services(
         stats=StatsSnapshots(history.engine, settings.stats_max_age_s),
         directory=Directory(history.engine),
         baselines=Baselines(history.engine),
+        claims=ClaimStore(history.engine),
+        rechecker=Rechecker.__new__(Rechecker),
         network_backend=network_backend,
         tracing=tracing,
     )
     services.checks = CheckRunner(store, settings, services.probe_target, metrics)
+    services.rechecker = Rechecker(services.claims, services.verify_claim)
     return services

@@ -36,7 +36,7 @@ from app.http.middleware.cors import Cors
 from app.http.middleware.requestid import RequestIds
 from app.http.openapi import load_document
 from app.http.problems import handle_api_error, handle_store_error, problem_page, problem_response
-from app.http.routes import attestations, baseline, changes, diff, directory, monitors, servers, stats
+from app.http.routes import attestations, baseline, changes, claims, diff, directory, monitors, servers, stats
 from app.http.routes import ops as routes
 from app.logs import flush_all
 from app.payment.supported import FacilitatorUnsupported
@@ -136,6 +136,7 @@ def create_app(
             await badges.aclose()
             await services.aclose()
             raise
+        services.rechecker.start()  # (verified claims' documents, read again daily)
         services.pruner.start()  # (runs past their retention: a prune now and then, never in a check's way)
         services.start()  # (this instance's heartbeat in the shared store, if there is one)
         services.recorder.start()  # (runs kept in outboxes, this process's or a gone one's, written now)
@@ -198,6 +199,13 @@ def create_app(
         Route("/v1/servers/{server_id}/changes", changes.server_changes),
         Route("/v1/servers/{server_id}/baseline", baseline.baseline, methods=["GET"]),
         Route("/v1/servers/{server_id}/baseline", baseline.approve_baseline, methods=["PUT"]),
+        Route("/v1/claims", claims.open_claim, methods=["POST"]),
+        Route("/v1/claims/{claim_id}/verify", claims.verify, methods=["POST"]),
+        Route("/v1/owner", claims.owner, methods=["GET"]),
+        Route("/v1/owner/sweeps", claims.set_sweeps, methods=["PUT"]),
+        Route("/v1/owner/servers/{server_id}/profile", claims.set_profile, methods=["PUT"]),
+        Route("/v1/owner/servers/{server_id}/baseline", claims.approve_baseline, methods=["PUT"]),
+        Route("/v1/owner/servers/{server_id}/baseline", claims.clear_baseline, methods=["DELETE"]),
         Route("/v1/monitors", monitors.create_monitor, methods=["POST"]),
         Route("/v1/monitors/{monitor_id}", monitors.monitor, methods=["GET"]),
         Route("/v1/monitors/{monitor_id}", monitors.delete_monitor, methods=["DELETE"]),

@@ -10,7 +10,10 @@ Each claim gives the job a fresh id (the run id in the history), and moves the e
 time on by the least interval (6 h), so a standby scheduler never hands it out again before the
 outcome is heard, and it is never probed twice in 6 hours even when the outcome is lost. An
 endpoint on the opt-out list (:mod:`app.optout`) is never handed out: it is marked
-``skipped``/``opted_out`` and put off to the longest interval (the claim passes it over).
+``skipped``/``opted_out`` and put off to the longest interval (the claim passes it over). One
+whose host's verified owner paused sweeps (:mod:`app.claims`, ``owner_hosts``) is marked
+``skipped``/``sweeps_paused`` and put off by the least interval, so a resume takes effect
+within 6 hours.
 
 :meth:`SweepSource.finished` records the outcome (status, reason, consecutive failures) and the
 next due time (:func:`app.sweeps.policy.next_due`), once per job id: an outcome heard twice, or
@@ -23,11 +26,13 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.claim import Read, claim_due
+from app.db.tables.owners import owner_hosts
 from app.db.tables.registry import registry_endpoints
 from app.optout import OptOutList, matches
 from app.queue.model import PROBE, Job, Outcome
@@ -55,8 +60,15 @@ class SweepSource:
         hold = now + timedelta(seconds=self.policy.min_interval_s)
         jobs: list[Job] = []
         async with self.engine.begin() as db:
+            paused = set((await db.execute(select(owner_hosts.c.host).where(owner_hosts.c.sweeps_paused))).scalars())
 
             async def move(row: Read) -> dict[str, Any] | None:
+                if paused and (urlsplit(row.url).hostname or "") in paused:
+                    await db.execute(
+                        update(table).where(table.c.id == row.id)
+                        .values(next_due=hold, last_status="skipped", last_reason="sweeps_paused")
+                    )  # fmt: skip
+                    return None
                 if matches(row.url, listed):  # never handed out: skipped, and put off to the longest interval
                     await db.execute(
                         update(table).where(table.c.id == row.id)

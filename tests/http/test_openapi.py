@@ -78,6 +78,20 @@ ELSEWHERE: dict[str, set[str]] = {
         *("optout_invalid", "optout_not_found", "invalid_query"),
     },
     "GET /v1/servers/{server_id}/baseline": {"server_not_found", "baseline_not_found", "history_unavailable"},
+    "POST /v1/claims": {"claim_host_refused", "history_unavailable"},
+    "POST /v1/claims/{claim_id}/verify": {
+        *("claim_not_found", "claim_proof_not_found", "claim_proof_invalid"),
+        *("claim_proof_redirect_refused", "claim_proof_timeout"),
+    },
+    "GET /v1/owner": {"owner_unauthorized", "owner_forbidden"},
+    "PUT /v1/owner/sweeps": {"owner_unauthorized", "owner_forbidden"},
+    "PUT /v1/owner/servers/{server_id}/profile": {"owner_unauthorized", "owner_forbidden", "server_not_found"},
+    "PUT /v1/owner/servers/{server_id}/baseline": {
+        *("owner_unauthorized", "owner_forbidden", "server_not_found", "run_not_found", "invalid_baseline_request"),
+    },
+    "DELETE /v1/owner/servers/{server_id}/baseline": {
+        *("owner_unauthorized", "owner_forbidden", "server_not_found", "baseline_not_found"),
+    },
     "POST /v1/monitors": {
         "query_not_allowed",
         "webhook_unresolved",
@@ -122,6 +136,25 @@ ALSO: dict[str, set[str]] = {
         *("facilitator_unavailable", "facilitator_unsupported", "settlement_unknown", "signing_key_unavailable"),
         *("rate_limited", "client_lookups_busy", "resolver_busy", "shared_state_unavailable", *REFUSAL_REASONS),
     },
+    "POST /v1/claims": {
+        *("invalid_json", "invalid_body", "body_incomplete", "body_too_large", "body_timeout"),
+        *("unsupported_media_type", "rate_limited", *REFUSAL_REASONS),
+    },
+    "POST /v1/claims/{claim_id}/verify": {"rate_limited", "client_lookups_busy", "resolver_busy", *REFUSAL_REASONS},
+    "GET /v1/owner": {"rate_limited"},
+    "PUT /v1/owner/sweeps": {
+        *("invalid_json", "invalid_body", "body_incomplete", "body_too_large", "body_timeout"),
+        *("unsupported_media_type", "rate_limited"),
+    },
+    "PUT /v1/owner/servers/{server_id}/profile": {
+        *("invalid_json", "invalid_body", "body_incomplete", "body_too_large", "body_timeout"),
+        *("unsupported_media_type", "rate_limited"),
+    },
+    "PUT /v1/owner/servers/{server_id}/baseline": {
+        *("invalid_json", "body_incomplete", "body_too_large", "body_timeout", "unsupported_media_type"),
+        "rate_limited",
+    },
+    "DELETE /v1/owner/servers/{server_id}/baseline": {"rate_limited"},
     "GET /v1/servers": {"rate_limited"},
     "GET /v1/monitors/{monitor_id}": {"rate_limited"},
     "DELETE /v1/monitors/{monitor_id}": {"rate_limited"},
@@ -408,7 +441,8 @@ def test_every_exposed_header_is_declared_somewhere() -> None:
 def test_tags_servers_license_and_contact() -> None:
     tags = {tag["name"]: tag["description"] for tag in DOCUMENT["tags"]}
     assert set(tags) == {
-        *("checks", "badges", "mcp", "operations", "payments", "attestations", "history", "contract", "monitors")
+        *("checks", "badges", "mcp", "operations", "payments", "attestations", "history", "contract", "monitors"),
+        "owners",
     }
     assert all(tags.values())
     for label, operation in operations():

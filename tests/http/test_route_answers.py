@@ -202,6 +202,7 @@ def ask_everything(r: Recording, host: ProofHost) -> None:
     wait_for_runs(r, PAGED, 2)
     monitors(r)
     admin(r)
+    claims(r)
     pages(r)
     r.ask("unknown path", "GET", "/nowhere")
     r.ask("method not allowed", "DELETE", "/v1/mcp/check")
@@ -236,6 +237,24 @@ def operations(r: Recording) -> None:
     r.ask("static copy.js", "GET", "/static/copy.js")
     r.ask("static unknown", "GET", "/static/..%2fsettings.py")
     r.ask("static not modified", "GET", "/static/site.css", headers={"If-None-Match": css.headers["etag"]})
+
+
+def claims(r: Recording) -> None:
+    """The claim and owner routes' refusals (a claim made here would hold a fresh random id)."""
+    r.ask("claim of a public suffix", "POST", "/v1/claims", json={"url": "https://github.io/mcp"})
+    r.ask("claim without a url", "POST", "/v1/claims", json={"host": "fixture.test"})
+    r.ask("verify an unknown claim", "POST", "/v1/claims/clm_000000000000000000000000/verify")
+    wrong = {"Authorization": "Bearer own_not-a-token-of-this-instance"}
+    owned = f"/v1/owner/servers/{SERVER_ID}"
+    for name, method, path, body in (
+        ("owner", "GET", "/v1/owner", None),
+        ("owner sweeps", "PUT", "/v1/owner/sweeps", {"paused": True}),
+        ("owner profile", "PUT", f"{owned}/profile", {"display_name": "x"}),
+        ("owner baseline", "PUT", f"{owned}/baseline", None),
+        ("owner baseline clear", "DELETE", f"{owned}/baseline", None),
+    ):
+        r.ask(f"{name} without a token", method, path, json=body)
+        r.ask(f"{name} with another token", method, path, json=body, headers=wrong)
 
 
 def checks(r: Recording) -> None:

@@ -107,3 +107,26 @@ async def test_two_schedulers_claiming_at_once_hand_out_each_endpoint_once(engin
     assert refs and len(refs) == len(set(refs))  # (a loser of a race hands out nothing, never a copy)
     rest = [job.ref for job in await one.due(now + DAY, 1000)]
     assert not set(rest) & set(refs) and len(refs) + len(rest) == 200
+
+
+async def test_a_host_whose_owner_paused_sweeps_is_not_handed_out_until_resumed(engine: AsyncEngine) -> None:
+    from sqlalchemy import insert
+
+    from app.db.tables.owners import owner_hosts
+
+    now = await mirror(engine, 20)
+    source = SweepSource(engine, SweepPolicy())
+    async with engine.connect() as db:
+        urls = list((await db.execute(select(registry_endpoints.c.url))).scalars())
+    host = urls[0].split("/")[2]
+    async with engine.begin() as db:
+        await db.execute(insert(owner_hosts).values(host=host, sweeps_paused=True, updated_at=now))
+    jobs = await source.due(now + DAY, 1000)
+    assert len(jobs) == 19 and host not in {j.url.split("/")[2] for j in jobs}
+    async with engine.connect() as db:
+        query = select(registry_endpoints.c.last_reason).where(registry_endpoints.c.url == urls[0])
+        assert (await db.execute(query)).scalar() == "sweeps_paused"
+    async with engine.begin() as db:
+        await db.execute(owner_hosts.update().where(owner_hosts.c.host == host).values(sweeps_paused=False))
+    later = await source.due(now + DAY + timedelta(hours=6), 1000)
+    assert host in {j.url.split("/")[2] for j in later}  # resumed: due again within the least interval

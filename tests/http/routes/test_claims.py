@@ -1,0 +1,187 @@
+"""Owner claims end to end: a real TLS host serving the well-known document, the production guard
+(the host's public address carried to a loopback server), and the owner's actions and audit log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.conftest import Service, reason_of
+from tests.http.routes.test_baseline import FIRST, SECOND, SERVER, URL, ProofHost, proof_host, seed, sonde
+
+__all__ = ["proof_host"]
+
+
+def post(base: str, path: str, body: Any = None, token: str | None = None) -> httpx2.Response:
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    return httpx2.post(f"{base}{path}", json=body, headers=headers, timeout=30)
+
+
+def owner(base: str, method: str, path: str, token: str | None, body: Any = None) -> httpx2.Response:
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    return httpx2.request(method, f"{base}{path}", json=body, headers=headers, timeout=30)
+
+
+def publish(host: ProofHost, *challenges: str) -> None:
+    host.serve(json.dumps({"mcp-sonde": {"claim_tokens": list(challenges)}}).encode())
+
+
+def test_a_claim_verified_by_the_well_known_document_issues_an_owner_token_once(
+    service: Service, tmp_path: Path, proof_host: ProofHost
+) -> None:
+    seed(tmp_path, FIRST, SECOND)
+    with sonde(service, tmp_path, proof_host) as (base, nat):
+        opened = post(base, "/v1/claims", {"url": URL})
+        claim = opened.json()
+        unpublished = post(base, f"/v1/claims/{claim['claim_id']}/verify")
+        publish(proof_host, "someone-else's")
+        wrong = post(base, f"/v1/claims/{claim['claim_id']}/verify")
+        publish(proof_host, "someone-else's", claim["challenge"])
+        verified = post(base, f"/v1/claims/{claim['claim_id']}/verify")
+        again = post(base, f"/v1/claims/{claim['claim_id']}/verify")
+        listed = httpx2.get(f"{base}/v1/servers/{SERVER}", timeout=10).json()
+    assert opened.status_code == 201, opened.text
+    assert claim["document_url"] == "https://mcp.sonde-proof.net/.well-known/mcp-sonde.json"
+    assert claim["document"] == {"mcp-sonde": {"claim_tokens": [claim["challenge"]]}} and claim["state"] == "pending"
+    assert (unpublished.status_code, reason_of(unpublished)) == (403, "claim_proof_not_found")
+    assert (wrong.status_code, reason_of(wrong)) == (403, "claim_proof_invalid")
+    assert verified.status_code == 200 and verified.json()["state"] == "verified"
+    assert verified.json()["owner_token"].startswith("own_")
+    assert again.status_code == 200 and "owner_token" not in again.json()  # issued once, kept only hashed
+    assert listed["identity"]["claimed"]["verified_at"] is not None
+    assert all(port == 443 for _, port in nat.dialled)  # pinned to the host's public address, port 443
+
+
+@pytest.fixture
+def owned(service: Service, tmp_path: Path, proof_host: ProofHost) -> Any:
+    seed(tmp_path, FIRST, SECOND)
+
+    class Owned:
+        def __enter__(self) -> tuple[str, str]:
+            self._context = sonde(service, tmp_path, proof_host)
+            base, _ = self._context.__enter__()
+            claim = post(base, "/v1/claims", {"url": URL}).json()
+            publish(proof_host, claim["challenge"])
+            token = post(base, f"/v1/claims/{claim['claim_id']}/verify").json()["owner_token"]
+            return base, token
+
+        def __exit__(self, *exc: object) -> None:
+            self._context.__exit__(None, None, None)
+
+    return Owned()
+
+
+def test_an_owner_names_the_server_approves_and_clears_its_baseline_and_pauses_sweeps_all_audited(owned: Any) -> None:
+    with owned as (base, token):
+        named = owner(base, "PUT", f"/v1/owner/servers/{SERVER}/profile", token, {"display_name": "Proof Tools"})
+        page = httpx2.get(f"{base}/v1/servers/{SERVER}", timeout=10).json()
+        approved = owner(base, "PUT", f"/v1/owner/servers/{SERVER}/baseline", token, {"run_id": FIRST.run_id})
+        kept = httpx2.get(f"{base}/v1/servers/{SERVER}/baseline", timeout=10)
+        cleared = owner(base, "DELETE", f"/v1/owner/servers/{SERVER}/baseline", token)
+        gone = httpx2.get(f"{base}/v1/servers/{SERVER}/baseline", timeout=10)
+        paused = owner(base, "PUT", "/v1/owner/sweeps", token, {"paused": True})
+        state = owner(base, "GET", "/v1/owner", token)
+    assert named.status_code == 200, named.text
+    assert (page["identity"]["named_by"], page["identity"]["title"]) == ("owner", "Proof Tools")
+    assert approved.status_code == 200 and approved.json()["run_id"] == FIRST.run_id  # no payment asked
+    assert kept.status_code == 200 and kept.json()["run_id"] == FIRST.run_id
+    assert cleared.status_code == 204 and gone.status_code == 404
+    assert paused.json() == {"host": "mcp.sonde-proof.net", "sweeps_paused": True}
+    document = state.json()
+    assert document["sweeps_paused"] is True and document["claim"]["state"] == "verified"
+    assert [a["action"] for a in document["audit"]] == [
+        "sweeps_paused", "baseline_cleared", "baseline_approved", "profile_set", "claim_verified",
+    ]  # fmt: skip
+    assert token not in state.text
+
+
+def test_owner_routes_refuse_no_token_another_token_and_another_host_s_server(owned: Any) -> None:
+    with owned as (base, token):
+        anonymous = owner(base, "GET", "/v1/owner", None)
+        forged = owner(base, "GET", "/v1/owner", "own_" + "A" * 43)
+        elsewhere = owner(base, "PUT", f"/v1/owner/servers/{'0' * 24}/profile", token, {"display_name": "x"})
+        control = owner(base, "PUT", f"/v1/owner/servers/{SERVER}/profile", token, {"display_name": "a\u0007b"})
+    assert (anonymous.status_code, reason_of(anonymous)) == (401, "owner_unauthorized")
+    assert anonymous.headers["www-authenticate"] == 'Bearer realm="owner"'
+    assert (forged.status_code, reason_of(forged)) == (403, "owner_forbidden")
+    assert (elsewhere.status_code, reason_of(elsewhere)) == (404, "server_not_found")
+    assert (control.status_code, reason_of(control)) == (422, "invalid_body")
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("https://github.io/mcp", "claim_host_refused"),
+        ("https://co.uk/mcp", "claim_host_refused"),
+        ("https://com/mcp", "host_not_public_name"),  # (a single label: the guard refuses it first)
+    ],
+)
+def test_a_claim_of_a_public_suffix_is_refused(service: Service, url: str, reason: str) -> None:
+    with service(allow_private=False) as base:
+        refused = post(base, "/v1/claims", {"url": url})
+    assert (refused.status_code, reason_of(refused)) == (422, reason)
+
+
+def test_a_claim_whose_document_redirects_off_the_host_is_refused(
+    service: Service, tmp_path: Path, proof_host: ProofHost
+) -> None:
+    seed(tmp_path, FIRST)
+    with sonde(service, tmp_path, proof_host) as (base, _):
+        claim = post(base, "/v1/claims", {"url": URL}).json()
+        proof_host.serve(b"", status=302, headers={"location": "https://evil.example/.well-known/mcp-sonde.json"})
+        refused = post(base, f"/v1/claims/{claim['claim_id']}/verify")
+        unknown = post(base, "/v1/claims/clm_000000000000000000000000/verify")
+    assert (refused.status_code, reason_of(refused)) == (403, "claim_proof_redirect_refused")
+    assert (unknown.status_code, reason_of(unknown)) == (404, "claim_not_found")
+
+
+def test_a_claim_is_checked_again_and_lapses_when_the_document_goes_away(
+    service: Service, tmp_path: Path, proof_host: ProofHost
+) -> None:
+    """The re-check job of the service, against the same real host: found again, then gone."""
+    import asyncio
+    import ipaddress
+    from datetime import UTC, datetime, timedelta
+
+    from app.checking.services import open_history
+    from app.claims import ClaimStore, verify_claim
+    from app.claims.recheck import Rechecker
+    from tests.servers.network import PUBLIC, FixedResolver, LoopbackNat
+
+    seed(tmp_path, FIRST)
+    with sonde(service, tmp_path, proof_host) as (base, _):
+        claim = post(base, "/v1/claims", {"url": URL}).json()
+        publish(proof_host, claim["challenge"])
+        token = post(base, f"/v1/claims/{claim['claim_id']}/verify").json()["owner_token"]
+
+        async def recheck(days: int) -> dict[str, int]:
+            history = open_history(f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}")
+            nat = LoopbackNat({(str(PUBLIC), 443): proof_host.server.port})
+            resolver = FixedResolver({"mcp.sonde-proof.net": [ipaddress.ip_address(str(PUBLIC))]})
+
+            async def verify(c: Any) -> None:
+                await verify_claim(c.host, c.challenge, resolver=resolver, allow_private=False,
+                                   ca_bundle=str(proof_host.bundle), network_backend=nat)  # fmt: skip
+
+            try:
+                return await Rechecker(ClaimStore(history.engine), verify).once(
+                    datetime.now(UTC) + timedelta(days=days)
+                )
+            finally:
+                await history.aclose()
+
+        not_yet = asyncio.run(recheck(0))
+        found = asyncio.run(recheck(1))
+        proof_host.serve(b"{}", status=404)  # the host answers: the document is gone
+        gone = asyncio.run(recheck(3))
+        after = owner(base, "GET", "/v1/owner", token)
+        listed = httpx2.get(f"{base}/v1/servers/{SERVER}", timeout=10).json()
+    assert not_yet == {"verified": 0, "failed": 0, "lapsed": 0}  # not due before a day
+    assert found == {"verified": 1, "failed": 0, "lapsed": 0}
+    assert gone == {"verified": 0, "failed": 0, "lapsed": 1}
+    assert (after.status_code, reason_of(after)) == (403, "owner_forbidden")
+    assert listed["identity"]["claimed"] is None
