@@ -6,8 +6,7 @@ import ipaddress
 
 import httpx2
 
-from app.guard import ResolutionFailed
-from app.guard.resolver import IPAddress
+from app.guard import IPAddress, ResolutionFailed
 from tests.conftest import Service
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
