@@ -89,6 +89,62 @@ def proof_url(server_url: str) -> str:
     return f"https://{host}{port}{WELL_KNOWN_PATH}"
 
 
+def listed_tokens(body: bytes, member: str) -> list[str] | None:
+    """The strings of ``{"mcp-sonde": {member: [...]}}`` in the well-known document ``body``
+    (baseline tokens here, claim tokens for :mod:`app.claims.proof`); ``None`` when it holds no
+    such list of at most :data:`MAX_TOKENS` strings.
+
+    Raises:
+        ValueError: ``body`` is not JSON.
+    """
+    try:
+        document: object = jsonsafe.loads(body)
+    except RecursionError:
+        raise ValueError("too deep") from None
+    section = document.get("mcp-sonde") if isinstance(document, dict) else None
+    tokens = section.get(member) if isinstance(section, dict) else None
+    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens) or len(tokens) > MAX_TOKENS:
+        return None
+    return tokens
+
+
+def lists(tokens: list[str], token: str) -> bool:
+    """Whether ``tokens`` holds ``token`` (compared in constant time)."""
+    return any(hmac.compare_digest(candidate.encode(), token.encode()) for candidate in tokens)
+
+
+#: What a failed fetch of the well-known document is called, after a refusal's prefix.
+FETCH_REFUSALS = {
+    "fetch_redirect_refused": "redirect_refused",
+    "fetch_too_large": "invalid",
+    "fetch_timeout": "timeout",
+}
+
+
+async def fetch_well_known(
+    url: str,
+    *,
+    resolver: Resolver,
+    allow_private: bool,
+    timeout_s: float = FETCH_TIMEOUT_S,
+    ca_bundle: str | None = None,
+    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    user_agent: str | None = None,
+) -> bytes:
+    """The well-known document at ``url``, fetched within the bounds of the module docs.
+
+    Raises:
+        TargetRefused, ResolverBusy: as :func:`app.net.fetch.fetch_document`.
+        FetchFailed: the document could not be had (:data:`FETCH_REFUSALS` names its refusal).
+    """
+    fetched = await fetch_document(
+        url, resolver=resolver, allow_private=allow_private, max_bytes=MAX_DOCUMENT_BYTES, timeout_s=timeout_s,
+        redirects=MAX_REDIRECTS, ca_bundle=ca_bundle, network_backend=network_backend,
+        headers={"user-agent": user_agent} if user_agent else None,
+    )  # fmt: skip
+    return fetched.body
+
+
 def holds(body: bytes, token: str) -> None:
     """Check that the document ``body`` lists ``token``.
 
@@ -96,15 +152,13 @@ def holds(body: bytes, token: str) -> None:
         ProofRefused: ``proof_invalid``, saying what is wrong.
     """
     try:
-        document: object = jsonsafe.loads(body)
-    except (ValueError, RecursionError):
+        tokens = listed_tokens(body, "baseline_tokens")
+    except ValueError:
         raise ProofRefused("proof_invalid", f"the document at {WELL_KNOWN_PATH} is not JSON") from None
-    section = document.get("mcp-sonde") if isinstance(document, dict) else None
-    tokens = section.get("baseline_tokens") if isinstance(section, dict) else None
-    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens) or len(tokens) > MAX_TOKENS:
+    if tokens is None:
         message = f'the document holds no {{"mcp-sonde": {{"baseline_tokens": [...]}}}} of at most {MAX_TOKENS} strings'
         raise ProofRefused("proof_invalid", message)
-    if not any(hmac.compare_digest(candidate.encode(), token.encode()) for candidate in tokens):
+    if not lists(tokens, token):
         raise ProofRefused("proof_invalid", "the document does not list the token of this server's tool set")
 
 
@@ -126,18 +180,12 @@ async def prove(
         ResolverBusy: no lookup thread may be taken now.
         ProofRefused: see the class.
     """
-    url = proof_url(server_url)
     try:
-        fetched = await fetch_document(
-            url, resolver=resolver, allow_private=allow_private, max_bytes=MAX_DOCUMENT_BYTES, timeout_s=timeout_s,
-            redirects=MAX_REDIRECTS, ca_bundle=ca_bundle, network_backend=network_backend,
-            headers={"user-agent": user_agent} if user_agent else None,
+        body = await fetch_well_known(
+            proof_url(server_url), resolver=resolver, allow_private=allow_private, timeout_s=timeout_s,
+            ca_bundle=ca_bundle, network_backend=network_backend, user_agent=user_agent,
         )  # fmt: skip
     except FetchFailed as exc:
-        reason = {
-            "fetch_redirect_refused": "proof_redirect_refused",
-            "fetch_too_large": "proof_invalid",
-            "fetch_timeout": "proof_timeout",
-        }.get(exc.reason, "proof_not_found")
+        reason = "proof_" + FETCH_REFUSALS.get(exc.reason, "not_found")
         raise ProofRefused(reason, f"the proof document could not be read: {exc.message}") from None
-    holds(fetched.body, token)
+    holds(body, token)

@@ -15,15 +15,12 @@ Policy (after the registry's HTTP namespace verification and lookupd's domain ch
 
 from __future__ import annotations
 
-import hmac
-
 import httpcore2
 
-from app import jsonsafe
-from app.baselines.proof import FETCH_TIMEOUT_S, MAX_DOCUMENT_BYTES, MAX_REDIRECTS, MAX_TOKENS, WELL_KNOWN_PATH
+from app.baselines.proof import FETCH_REFUSALS, MAX_TOKENS, WELL_KNOWN_PATH, fetch_well_known, listed_tokens, lists
 from app.errors import SondeError
 from app.guard import Resolver
-from app.net.fetch import FetchFailed, fetch_document
+from app.net.fetch import FetchFailed
 
 
 class ClaimRefused(SondeError):
@@ -61,15 +58,13 @@ def holds(body: bytes, challenge: str) -> None:
         ClaimRefused: ``claim_proof_invalid``, saying what is wrong.
     """
     try:
-        document: object = jsonsafe.loads(body)
-    except (ValueError, RecursionError):
+        tokens = listed_tokens(body, "claim_tokens")
+    except ValueError:
         raise ClaimRefused("claim_proof_invalid", f"the document at {WELL_KNOWN_PATH} is not JSON") from None
-    section = document.get("mcp-sonde") if isinstance(document, dict) else None
-    tokens = section.get("claim_tokens") if isinstance(section, dict) else None
-    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens) or len(tokens) > MAX_TOKENS:
+    if tokens is None:
         message = f'the document holds no {{"mcp-sonde": {{"claim_tokens": [...]}}}} of at most {MAX_TOKENS} strings'
         raise ClaimRefused("claim_proof_invalid", message)
-    if not any(hmac.compare_digest(t.encode(), challenge.encode()) for t in tokens):
+    if not lists(tokens, challenge):
         raise ClaimRefused("claim_proof_invalid", "the document does not list this claim's challenge")
 
 
@@ -90,20 +85,14 @@ async def verify_claim(
         ResolverBusy: no lookup thread may be taken now.
         ClaimRefused: see the class.
     """
-    url = claim_url(host)
     try:
-        fetched = await fetch_document(
-            url, resolver=resolver, allow_private=allow_private, max_bytes=MAX_DOCUMENT_BYTES,
-            timeout_s=FETCH_TIMEOUT_S, redirects=MAX_REDIRECTS, ca_bundle=ca_bundle,
-            network_backend=network_backend, headers={"user-agent": user_agent} if user_agent else None,
+        body = await fetch_well_known(
+            claim_url(host), resolver=resolver, allow_private=allow_private, ca_bundle=ca_bundle,
+            network_backend=network_backend, user_agent=user_agent,
         )  # fmt: skip
     except FetchFailed as exc:
-        reason = {
-            "fetch_redirect_refused": "claim_proof_redirect_refused",
-            "fetch_too_large": "claim_proof_invalid",
-            "fetch_timeout": "claim_proof_timeout",
-        }.get(exc.reason, "claim_proof_not_found")
+        reason = "claim_proof_" + FETCH_REFUSALS.get(exc.reason, "not_found")
         refused = ClaimRefused(reason, f"the claim document could not be read: {exc.message}")
         refused.answered = exc.reason == "fetch_status"
         raise refused from None
-    holds(fetched.body, challenge)
+    holds(body, challenge)
