@@ -601,6 +601,13 @@ class Settings(BaseSettings):
             "checks servers behind a private CA."
         ),
     )
+    claim_dns_servers: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Nameservers asked for the TXT records that prove DNS claims, as a JSON list of IP or IP:port. For a "
+            "deployment that wants a resolver of its own choosing; empty = the system's resolver."
+        ),
+    )
 
     # --- registry mirror, sweeps, opt-out ------------------------------------------------------
     registry_url: str | None = Field(
@@ -766,6 +773,16 @@ class Settings(BaseSettings):
             raise ValueError(f"CA bundle {value!r} holds no PEM certificate")
         return value
 
+    @field_validator("claim_dns_servers")
+    @classmethod
+    def _nameservers_are_addresses(cls, value: list[str]) -> list[str]:
+        try:
+            for item in value:
+                nameserver(item)
+        except ValueError as exc:
+            raise ValueError(f"claim DNS servers: each is an IP address with an optional port ({exc})") from exc
+        return value
+
     @field_validator("pay_to")
     @classmethod
     def _pay_to_is_an_address(cls, value: str | None) -> str | None:
@@ -810,6 +827,30 @@ class Settings(BaseSettings):
             except ValueError as exc:
                 raise ValueError(f"trusted proxy {item!r} is not an IP address or CIDR") from exc
         return value
+
+
+def nameserver(item: str) -> tuple[str, int]:
+    """An item of ``claim_dns_servers`` (``address``, ``address:port``, ``[v6]:port``) as an
+    address and a port (53 when none is given).
+
+    Raises:
+        ValueError: not an IP address with an optional port.
+    """
+    import ipaddress
+
+    text = item.strip()
+    if text.startswith("["):
+        address, _, rest = text[1:].partition("]")
+        port = int(rest[1:]) if rest.startswith(":") else 53
+    elif text.count(":") == 1:
+        address, _, number = text.partition(":")
+        port = int(number)
+    else:
+        address, port = text, 53
+    ipaddress.ip_address(address)
+    if not 0 < port < 65536:
+        raise ValueError(f"port {port} is out of range")
+    return address, port
 
 
 @functools.cache

@@ -140,13 +140,19 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "admin_forbidden": (403, "The bearer token is not this instance's admin token."),
     "claim_not_found": (404, "No pending or verified claim has this id (a pending one lasts 7 days)."),
     "claim_host_refused": (422, "The host is a public suffix (com, co.uk, github.io): nobody speaks for all of it."),
-    "claim_proof_not_found": (403, "The host's /.well-known/mcp-sonde.json could not be read (not 200, or no answer)."),
+    "claim_proof_not_found": (
+        403,
+        "The host's /.well-known/mcp-sonde.json could not be read (not 200, or no answer), "
+        "or the TXT name has no record.",
+    ),
     "claim_proof_invalid": (
         403,
         "The host's document is not JSON, too large, or does not list this claim's challenge.",
     ),
     "claim_proof_redirect_refused": (403, "The host's document redirected off the host, or more than 3 times."),
     "claim_proof_timeout": (403, "The host's document was not read within 5 s."),
+    "claim_dns_unanswered": (403, "The DNS resolver gave no usable answer for the claim's TXT record within 5 s."),
+    "claim_method_refused": (422, "A DNS claim needs a host name: an IP address has no name for a TXT record."),
     "owner_unauthorized": (401, "No owner token: send Authorization: Bearer <owner token>."),
     "owner_forbidden": (403, "The token is not the owner token of a verified claim (it lapsed, or never was)."),
     "optout_invalid": (422, "The item is neither a host name nor an http(s) URL."),

@@ -24,6 +24,7 @@ from app.checking.recorder import Recorder
 from app.checking.runner import CheckMode, CheckRunner
 from app.checking.tracing import TracedFacilitator, Tracing
 from app.claims import Claim, ClaimStore, verify_claim
+from app.claims.dns import DnsTxt, TxtLookup
 from app.claims.recheck import Rechecker
 from app.db.engine import POOL_SIZE, database_url
 from app.directory.rows import refresh as refresh_directory_row
@@ -80,6 +81,7 @@ class Services:
     pruner: Pruner
     claims: ClaimStore
     rechecker: Rechecker
+    txt: TxtLookup
     optouts: OptOutList
     monitors: MonitorStore
     deliveries: DeliveryStore
@@ -223,7 +225,8 @@ class Services:
         """:func:`app.claims.verify_claim` of ``claim`` with the service's resolver, backend and settings."""
         settings = self.settings
         await verify_claim(
-            claim.host, claim.challenge, resolver=self.resolver, allow_private=settings.allow_private,
+            claim.host, claim.challenge, method=claim.method, txt=self.txt, resolver=self.resolver,
+            allow_private=settings.allow_private,
             ca_bundle=settings.ca_bundle, network_backend=self.network_backend, user_agent=user_agent(settings),
         )  # fmt: skip
 
@@ -304,6 +307,7 @@ def build_services(
         baselines=Baselines(history.engine),
         claims=ClaimStore(history.engine),
         rechecker=Rechecker.__new__(Rechecker),
+        txt=DnsTxt(settings.claim_dns_servers),
         network_backend=network_backend,
         tracing=tracing,
     )

@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.db.claim import Read, claim_due
 from app.db.tables.history import baselines, servers
-from app.db.tables.owners import LAPSED, PENDING, VERIFIED, claims, owner_audit, owner_hosts, owner_profiles
+from app.db.tables.owners import LAPSED, PENDING, VERIFIED, WELL_KNOWN, claims, owner_audit, owner_hosts, owner_profiles
 from app.directory.rows import refresh_host
 
 PENDING_S = 7 * 86_400
@@ -64,6 +64,7 @@ class Claim:
     verified_at: datetime | None
     failures: int
     last_reason: str | None
+    method: str = WELL_KNOWN
 
     @classmethod
     def of(cls, row: Mapping[Any, Any]) -> Claim:
@@ -71,6 +72,7 @@ class Claim:
         return cls(
             row["id"], row["host"], row["challenge"], row["state"], utc(row["created_at"]) or datetime.now(UTC),
             utc(row["expires_at"]) or datetime.now(UTC), utc(row["verified_at"]), row["failures"], row["last_reason"],
+            row["method"],
         )  # fmt: skip
 
 
@@ -90,14 +92,14 @@ class ClaimStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
 
-    async def open(self, host: str, now: datetime | None = None) -> Claim:
-        """A new pending claim of ``host``."""
+    async def open(self, host: str, method: str = WELL_KNOWN, now: datetime | None = None) -> Claim:
+        """A new pending claim of ``host``, to be proved by ``method``."""
         moment = now or datetime.now(UTC)
         row = {
             "id": "clm_" + secrets.token_hex(12), "host": host, "challenge": secrets.token_urlsafe(32),
             "state": PENDING, "created_at": moment, "expires_at": moment + timedelta(seconds=PENDING_S),
             "verified_at": None, "next_check": None, "failures": 0, "last_reason": None,
-            "owner_token_sha256": None, "claimed_job": None,
+            "owner_token_sha256": None, "claimed_job": None, "method": method,
         }  # fmt: skip
         async with self.engine.begin() as db:
             await db.execute(insert(claims).values(**row))

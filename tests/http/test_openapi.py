@@ -78,10 +78,10 @@ ELSEWHERE: dict[str, set[str]] = {
         *("optout_invalid", "optout_not_found", "invalid_query"),
     },
     "GET /v1/servers/{server_id}/baseline": {"server_not_found", "baseline_not_found", "history_unavailable"},
-    "POST /v1/claims": {"claim_host_refused", "history_unavailable"},
+    "POST /v1/claims": {"claim_host_refused", "claim_method_refused", "history_unavailable"},
     "POST /v1/claims/{claim_id}/verify": {
         *("claim_not_found", "claim_proof_not_found", "claim_proof_invalid"),
-        *("claim_proof_redirect_refused", "claim_proof_timeout"),
+        *("claim_proof_redirect_refused", "claim_proof_timeout", "claim_dns_unanswered"),
     },
     "GET /v1/owner": {"owner_unauthorized", "owner_forbidden"},
     "PUT /v1/owner/sweeps": {"owner_unauthorized", "owner_forbidden"},

@@ -56,7 +56,7 @@ from sqlalchemy import (
 )
 
 #: Bumped with every migration; ``serve`` refuses a database whose revision is older.
-SCHEMA_REVISION = "0011"
+SCHEMA_REVISION = "0012"
 
 metadata = MetaData(
     naming_convention={

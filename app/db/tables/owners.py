@@ -8,11 +8,16 @@
   checked again, ``failures`` the consecutive failed re-checks and ``last_reason`` why the last
   one failed. ``owner_token_sha256`` is the SHA-256 of the owner token issued at the first
   verification (the token itself is never stored). ``claimed_job`` is the re-check job handed out.
+  ``method`` is how it is proved: ``well_known`` (the document) or ``dns_txt`` (a TXT record at
+  ``_mcp-sonde.<host>``, migration 0012).
 - ``owner_profiles``: the display name and description an owner set for one of their host's
   servers, shown before any registry entry's.
 - ``owner_hosts``: per claimed host, whether the registry sweep of its endpoints is paused.
 - ``owner_audit``: every owner action (``action``, the ``target`` server id if any, ``detail``
   without secret values), newest last; indexed by ``(host, id)``.
+- ``credentialed_checks`` (migration 0012): per server, what each check made with a caller's
+  credentials found, as names and counts only, for the owner of its host to read
+  (:mod:`app.claims.credentialed`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from app.db.tables.history import Key, Moment, metadata
 
 #: Claim states.
 PENDING, VERIFIED, LAPSED = "pending", "verified", "lapsed"
+#: How a claim is proved (migration 0012).
+WELL_KNOWN, DNS_TXT = "well_known", "dns_txt"
 
 claims = Table(
     "claims",
@@ -39,6 +46,7 @@ claims = Table(
     Column("last_reason", String(64), nullable=True),
     Column("owner_token_sha256", String(64), nullable=True, unique=True),
     Column("claimed_job", String(64), nullable=True),
+    Column("method", String(16), nullable=False, server_default=WELL_KNOWN),
 )
 Index("ix_claims_host_state", claims.c.host, claims.c.state)
 Index("ix_claims_state_next_check", claims.c.state, claims.c.next_check)
@@ -73,3 +81,14 @@ owner_audit = Table(
     Column("at", Moment, nullable=False),
 )
 Index("ix_owner_audit_host_id", owner_audit.c.host, owner_audit.c.id)
+
+credentialed_checks = Table(
+    "credentialed_checks",
+    metadata,
+    Column("id", Key, primary_key=True, autoincrement=True),
+    Column("server_id", String(24), nullable=False),
+    Column("host", String(253), nullable=False),
+    Column("checked_at", Moment, nullable=False),
+    Column("summary", JSON, nullable=False),
+)
+Index("ix_credentialed_checks_server_id_id", credentialed_checks.c.server_id, credentialed_checks.c.id)

@@ -1,9 +1,11 @@
 """Owner claims and owner actions: ``/v1/claims`` and ``/v1/owner`` (:mod:`app.claims`).
 
-- ``POST /v1/claims`` ``{"url": "<an MCP endpoint>"}``: a pending claim of the URL's host (201)
-  with its challenge and the document to publish at ``https://<host>/.well-known/mcp-sonde.json``.
-  The URL passes the target guard's form check (422 with its reason); a host that is a public
-  suffix is 422 ``claim_host_refused``.
+- ``POST /v1/claims`` ``{"url": "<an MCP endpoint>", "method"?: "well_known" | "dns_txt"}``: a
+  pending claim of the URL's host (201) with its challenge and what to publish: the document at
+  ``https://<host>/.well-known/mcp-sonde.json`` (``well_known``, the default) or the TXT record
+  at ``_mcp-sonde.<host>`` (``dns_txt``). The URL passes the target guard's form check (422 with
+  its reason); a host that is a public suffix is 422 ``claim_host_refused``; ``dns_txt`` for a
+  host that is an IP address is 422 ``claim_method_refused``.
 - ``POST /v1/claims/{claim_id}/verify``: fetch the document (:mod:`app.claims.proof`); 200 with
   ``verified_at``, and the ``owner_token`` on the first success only (kept as a hash: it cannot
   be shown again). A refusal is 403 ``claim_proof_*`` or a guard reason (422); an unknown or
@@ -30,6 +32,9 @@ from app import jsonsafe
 from app.checking.errors import ApiError
 from app.checking.services import Services
 from app.claims import Claim, ClaimRefused, claim_document, claim_url
+from app.claims.dns import has_name, record_name
+from app.claims.proof import dns_record
+from app.db.tables.owners import DNS_TXT, WELL_KNOWN
 from app.errors import TargetRefused
 from app.guard import ResolverBusy, check_url
 from app.guard.shares import LookupOwner, lookups_for
@@ -50,9 +55,13 @@ def _iso(moment: Any) -> str | None:
 
 
 def _claim_view(claim: Claim) -> dict[str, Any]:
+    by_file = claim.method == WELL_KNOWN
     return {
-        "claim_id": claim.id, "host": claim.host, "state": claim.state, "challenge": claim.challenge,
-        "document_url": claim_url(claim.host), "document": claim_document(claim.challenge),
+        "claim_id": claim.id, "host": claim.host, "state": claim.state, "method": claim.method,
+        "challenge": claim.challenge,
+        "document_url": claim_url(claim.host) if by_file else None,
+        "document": claim_document(claim.challenge) if by_file else None,
+        "dns_record": None if by_file else dns_record(claim.host, claim.challenge),
         "created_at": _iso(claim.created_at), "expires_at": _iso(claim.expires_at),
         "verified_at": _iso(claim.verified_at),
     }  # fmt: skip
@@ -81,16 +90,23 @@ async def open_claim(request: Request) -> Response:
 
     async def answer(services: Services, _client: str) -> Response:
         body = await _object(request, services)
-        if set(body) != {"url"} or not isinstance(body["url"], str):
-            raise ApiError("invalid_body", 'the body is {"url": "<an MCP endpoint URL>"}', 422)
+        method = body.get("method", WELL_KNOWN)
+        if not ({"url"} <= set(body) <= {"url", "method"}) or not isinstance(body["url"], str) or method not in (
+            WELL_KNOWN, DNS_TXT,
+        ):  # fmt: skip
+            shape = '{"url": "<an MCP endpoint URL>", "method"?: "well_known" | "dns_txt"}'
+            raise ApiError("invalid_body", f"the body is {shape}", 422)
         try:
             target = check_url(body["url"], allow_private=services.settings.allow_private)
         except TargetRefused as exc:
             raise ApiError(exc.reason, exc.message, 422) from exc
         if is_public_suffix(target.host):
             raise ApiError("claim_host_refused", f"{target.host} is a public suffix: nobody speaks for all of it")
+        if method == DNS_TXT and not has_name(target.host):
+            message = f"{target.host} is an IP address: it has no DNS name for a TXT record"
+            raise ApiError("claim_method_refused", message)
         try:
-            claim = await services.claims.open(target.host)
+            claim = await services.claims.open(target.host, method)
         except Exception as exc:  # any driver or network fault: the database does not answer
             raise unavailable(exc) from exc
         return JSONResponse(_claim_view(claim), status_code=201, headers=NO_STORE)
@@ -115,7 +131,8 @@ async def verify(request: Request) -> Response:
         except ResolverBusy as exc:
             raise ApiError(exc.reason, exc.message, headers={"Retry-After": "2"}) from exc
         except ClaimRefused as exc:
-            raise ApiError(exc.reason, f"{exc.message} (at {claim_url(claim.host)})", headers=NO_STORE) from exc
+            where = claim_url(claim.host) if claim.method == WELL_KNOWN else record_name(claim.host)
+            raise ApiError(exc.reason, f"{exc.message} (at {where})", headers=NO_STORE) from exc
         token = await services.claims.verified(claim)
         claim = await services.claims.get(claim_id) or claim
         document = _claim_view(claim) | ({"owner_token": token} if token else {})

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from tests.conftest import Service, reason_of
 from tests.http.routes.test_baseline import FIRST, SECOND, SERVER, URL, ProofHost, proof_host, seed, sonde
+from tests.servers.dns import DnsServer
 
 __all__ = ["proof_host"]
 
@@ -139,45 +141,50 @@ def test_a_claim_whose_document_redirects_off_the_host_is_refused(
     assert (unknown.status_code, reason_of(unknown)) == (404, "claim_not_found")
 
 
-def test_a_claim_is_checked_again_and_lapses_when_the_document_goes_away(
-    service: Service, tmp_path: Path, proof_host: ProofHost
-) -> None:
-    """The re-check job of the service, against the same real host: found again, then gone."""
+def recheck(tmp_path: Path, proof_host: ProofHost, days: int, dns: DnsServer | None = None) -> dict[str, int]:
+    """One turn of the service's re-check job (:class:`app.claims.recheck.Rechecker`) on the
+    test's database, ``days`` from now, against the same real host and nameserver."""
     import asyncio
     import ipaddress
     from datetime import UTC, datetime, timedelta
 
     from app.checking.services import open_history
     from app.claims import ClaimStore, verify_claim
+    from app.claims.dns import DnsTxt
     from app.claims.recheck import Rechecker
     from tests.servers.network import PUBLIC, FixedResolver, LoopbackNat
 
+    async def turn() -> dict[str, int]:
+        history = open_history(f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}")
+        nat = LoopbackNat({(str(PUBLIC), 443): proof_host.server.port})
+        resolver = FixedResolver({"mcp.sonde-proof.net": [ipaddress.ip_address(str(PUBLIC))]})
+        txt = DnsTxt([dns.address] if dns else ["127.0.0.1:9"], lifetime_s=2.0)
+
+        async def verify(c: Any) -> None:
+            await verify_claim(c.host, c.challenge, method=c.method, txt=txt, resolver=resolver, allow_private=False,
+                               ca_bundle=str(proof_host.bundle), network_backend=nat)  # fmt: skip
+
+        try:
+            return await Rechecker(ClaimStore(history.engine), verify).once(datetime.now(UTC) + timedelta(days=days))
+        finally:
+            await history.aclose()
+
+    return asyncio.run(turn())
+
+
+def test_a_claim_is_checked_again_and_lapses_when_the_document_goes_away(
+    service: Service, tmp_path: Path, proof_host: ProofHost
+) -> None:
+    """The re-check job of the service, against the same real host: found again, then gone."""
     seed(tmp_path, FIRST)
     with sonde(service, tmp_path, proof_host) as (base, _):
         claim = post(base, "/v1/claims", {"url": URL}).json()
         publish(proof_host, claim["challenge"])
         token = post(base, f"/v1/claims/{claim['claim_id']}/verify").json()["owner_token"]
-
-        async def recheck(days: int) -> dict[str, int]:
-            history = open_history(f"sqlite+aiosqlite:///{tmp_path / 'history.sqlite3'}")
-            nat = LoopbackNat({(str(PUBLIC), 443): proof_host.server.port})
-            resolver = FixedResolver({"mcp.sonde-proof.net": [ipaddress.ip_address(str(PUBLIC))]})
-
-            async def verify(c: Any) -> None:
-                await verify_claim(c.host, c.challenge, resolver=resolver, allow_private=False,
-                                   ca_bundle=str(proof_host.bundle), network_backend=nat)  # fmt: skip
-
-            try:
-                return await Rechecker(ClaimStore(history.engine), verify).once(
-                    datetime.now(UTC) + timedelta(days=days)
-                )
-            finally:
-                await history.aclose()
-
-        not_yet = asyncio.run(recheck(0))
-        found = asyncio.run(recheck(1))
+        not_yet = recheck(tmp_path, proof_host, 0)
+        found = recheck(tmp_path, proof_host, 1)
         proof_host.serve(b"{}", status=404)  # the host answers: the document is gone
-        gone = asyncio.run(recheck(3))
+        gone = recheck(tmp_path, proof_host, 3)
         after = owner(base, "GET", "/v1/owner", token)
         listed = httpx2.get(f"{base}/v1/servers/{SERVER}", timeout=10).json()
     assert not_yet == {"verified": 0, "failed": 0, "lapsed": 0}  # not due before a day
@@ -185,3 +192,65 @@ def test_a_claim_is_checked_again_and_lapses_when_the_document_goes_away(
     assert gone == {"verified": 0, "failed": 0, "lapsed": 1}
     assert (after.status_code, reason_of(after)) == (403, "owner_forbidden")
     assert listed["identity"]["claimed"] is None
+
+
+@pytest.fixture
+def nameserver_on_loopback() -> Iterator[DnsServer]:
+    server = DnsServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_claim_proved_by_a_dns_txt_record_issues_an_owner_token_and_lapses_when_the_record_goes(
+    service: Service, tmp_path: Path, proof_host: ProofHost, nameserver_on_loopback: DnsServer
+) -> None:
+    dns = nameserver_on_loopback
+    seed(tmp_path, FIRST)
+    with sonde(service, tmp_path, proof_host, claim_dns_servers=[dns.address]) as (base, nat):
+        opened = post(base, "/v1/claims", {"url": URL, "method": "dns_txt"})
+        claim = opened.json()
+        record = claim["dns_record"]
+        unpublished = post(base, f"/v1/claims/{claim['claim_id']}/verify")
+        dns.publish(record["name"], "mcp-sonde-claim=someone-else's")
+        wrong = post(base, f"/v1/claims/{claim['claim_id']}/verify")
+        publish(proof_host, claim["challenge"])  # (the document does not prove a dns_txt claim)
+        still_wrong = post(base, f"/v1/claims/{claim['claim_id']}/verify")
+        dns.publish(record["name"], "mcp-sonde-claim=someone-else's", ["mcp-sonde-claim=", claim["challenge"]])
+        verified = post(base, f"/v1/claims/{claim['claim_id']}/verify")
+        listed = httpx2.get(f"{base}/v1/servers/{SERVER}", timeout=10).json()
+        found = recheck(tmp_path, proof_host, 1, dns)
+        dns.silent.add(record["name"])  # the resolver does not answer: one failure, not a lapse
+        unanswered = recheck(tmp_path, proof_host, 2, dns)
+        dns.silent.clear()
+        dns.records.pop(record["name"])  # NXDOMAIN: the record is gone
+        gone = recheck(tmp_path, proof_host, 3, dns)
+        after = owner(base, "GET", "/v1/owner", verified.json().get("owner_token"))
+    assert opened.status_code == 201, opened.text
+    assert claim["method"] == "dns_txt" and claim["document"] is None and claim["document_url"] is None
+    assert record == {"name": "_mcp-sonde.mcp.sonde-proof.net", "type": "TXT",
+                      "value": f"mcp-sonde-claim={claim['challenge']}"}  # fmt: skip
+    assert (unpublished.status_code, reason_of(unpublished)) == (403, "claim_proof_not_found")
+    assert (wrong.status_code, reason_of(wrong)) == (403, "claim_proof_invalid")
+    assert (still_wrong.status_code, reason_of(still_wrong)) == (403, "claim_proof_invalid")
+    assert verified.status_code == 200 and verified.json()["owner_token"].startswith("own_")
+    assert listed["identity"]["claimed"]["verified_at"] is not None
+    assert nat.dialled == []  # the host itself was never contacted
+    assert found == {"verified": 1, "failed": 0, "lapsed": 0}
+    assert unanswered == {"verified": 0, "failed": 1, "lapsed": 0}
+    assert gone == {"verified": 0, "failed": 0, "lapsed": 1}
+    assert (after.status_code, reason_of(after)) == (403, "owner_forbidden")
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [({"url": "https://127.0.0.1:8443/mcp", "method": "dns_txt"}, "claim_method_refused"),
+     ({"url": URL, "method": "carrier_pigeon"}, "invalid_body"), ({"url": URL, "extra": 1}, "invalid_body")],
+)  # fmt: skip
+def test_a_claim_by_a_method_the_host_cannot_hold_or_that_is_unknown_is_refused(
+    service: Service, body: dict[str, Any], reason: str
+) -> None:
+    with service() as base:
+        refused = post(base, "/v1/claims", body)
+    assert (refused.status_code, reason_of(refused)) == (422, reason)
