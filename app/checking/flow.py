@@ -15,6 +15,7 @@ import hmac
 import json
 import time
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import anyio.to_thread
 from x402.schemas import ResourceInfo, SettleResponse
@@ -219,8 +220,11 @@ async def kept(
     (a scheduled job's), else the attestation's. Returns the run, when it goes to the history.
 
     A credentialed check's envelope is in its answer only: it is not kept for reading by id,
-    since what the caller's credentials showed is theirs alone."""
-    if not (isinstance(result, CheckResult) and result.credentialed):
+    since what the caller's credentials showed is theirs alone; its summary, names and counts
+    only, is kept for the owner of the host (:mod:`app.claims.credentialed`)."""
+    if isinstance(result, CheckResult) and result.credentialed:
+        await services.credentialed.add(result, urlsplit(result.url).hostname or "")
+    else:
         await services.attestations.put(attestation)
     run = history_run(result, attestation, run_id)
     if run is not None:

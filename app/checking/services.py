@@ -24,6 +24,7 @@ from app.checking.recorder import Recorder
 from app.checking.runner import CheckMode, CheckRunner
 from app.checking.tracing import TracedFacilitator, Tracing
 from app.claims import Claim, ClaimStore, verify_claim
+from app.claims.credentialed import CredentialedChecks
 from app.claims.dns import DnsTxt, TxtLookup
 from app.claims.recheck import Rechecker
 from app.db.engine import POOL_SIZE, database_url
@@ -82,6 +83,7 @@ class Services:
     claims: ClaimStore
     rechecker: Rechecker
     txt: TxtLookup
+    credentialed: CredentialedChecks
     optouts: OptOutList
     monitors: MonitorStore
     deliveries: DeliveryStore
@@ -308,6 +310,7 @@ def build_services(
         claims=ClaimStore(history.engine),
         rechecker=Rechecker.__new__(Rechecker),
         txt=DnsTxt(settings.claim_dns_servers),
+        credentialed=CredentialedChecks(history.engine),
         network_backend=network_backend,
         tracing=tracing,
     )

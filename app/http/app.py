@@ -206,6 +206,7 @@ def create_app(
         Route("/v1/owner/servers/{server_id}/profile", claims.set_profile, methods=["PUT"]),
         Route("/v1/owner/servers/{server_id}/baseline", claims.approve_baseline, methods=["PUT"]),
         Route("/v1/owner/servers/{server_id}/baseline", claims.clear_baseline, methods=["DELETE"]),
+        Route("/v1/owner/servers/{server_id}/credentialed-checks", claims.credentialed_checks, methods=["GET"]),
         Route("/v1/monitors", monitors.create_monitor, methods=["POST"]),
         Route("/v1/monitors/{monitor_id}", monitors.monitor, methods=["GET"]),
         Route("/v1/monitors/{monitor_id}", monitors.delete_monitor, methods=["DELETE"]),

@@ -84,6 +84,9 @@ ELSEWHERE: dict[str, set[str]] = {
         *("claim_proof_redirect_refused", "claim_proof_timeout", "claim_dns_unanswered"),
     },
     "GET /v1/owner": {"owner_unauthorized", "owner_forbidden"},
+    "GET /v1/owner/servers/{server_id}/credentialed-checks": {
+        *("owner_unauthorized", "owner_forbidden", "server_not_found"),
+    },
     "PUT /v1/owner/sweeps": {"owner_unauthorized", "owner_forbidden"},
     "PUT /v1/owner/servers/{server_id}/profile": {"owner_unauthorized", "owner_forbidden", "server_not_found"},
     "PUT /v1/owner/servers/{server_id}/baseline": {
@@ -142,6 +145,7 @@ ALSO: dict[str, set[str]] = {
     },
     "POST /v1/claims/{claim_id}/verify": {"rate_limited", "client_lookups_busy", "resolver_busy", *REFUSAL_REASONS},
     "GET /v1/owner": {"rate_limited"},
+    "GET /v1/owner/servers/{server_id}/credentialed-checks": {"rate_limited"},
     "PUT /v1/owner/sweeps": {
         *("invalid_json", "invalid_body", "body_incomplete", "body_too_large", "body_timeout"),
         *("unsupported_media_type", "rate_limited"),

@@ -243,6 +243,7 @@ def claims(r: Recording) -> None:
     """The claim and owner routes' refusals (a claim made here would hold a fresh random id)."""
     r.ask("claim of a public suffix", "POST", "/v1/claims", json={"url": "https://github.io/mcp"})
     r.ask("claim without a url", "POST", "/v1/claims", json={"host": "fixture.test"})
+    r.ask("claim by an unknown method", "POST", "/v1/claims", json={"url": SERVER, "method": "fax"})
     r.ask("verify an unknown claim", "POST", "/v1/claims/clm_000000000000000000000000/verify")
     wrong = {"Authorization": "Bearer own_not-a-token-of-this-instance"}
     owned = f"/v1/owner/servers/{SERVER_ID}"
@@ -252,6 +253,7 @@ def claims(r: Recording) -> None:
         ("owner profile", "PUT", f"{owned}/profile", {"display_name": "x"}),
         ("owner baseline", "PUT", f"{owned}/baseline", None),
         ("owner baseline clear", "DELETE", f"{owned}/baseline", None),
+        ("owner credentialed checks", "GET", f"{owned}/credentialed-checks", None),
     ):
         r.ask(f"{name} without a token", method, path, json=body)
         r.ask(f"{name} with another token", method, path, json=body, headers=wrong)

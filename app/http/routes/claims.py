@@ -14,7 +14,9 @@
   whether sweeps are paused, the audit log, newest first); ``PUT /v1/owner/sweeps``
   ``{"paused": bool}``; ``PUT /v1/owner/servers/{server_id}/profile`` ``{"display_name",
   "description"}`` (shown before any registry entry's); ``PUT /v1/owner/servers/{server_id}/baseline``
-  ``{"run_id"?}`` approves without payment, as a proof of control does; ``DELETE`` clears it.
+  ``{"run_id"?}`` approves without payment, as a proof of control does; ``DELETE`` clears it;
+  ``GET /v1/owner/servers/{server_id}/credentialed-checks``: the summaries of checks made with
+  callers' credentials (names and counts only, :mod:`app.claims.credentialed`), newest first.
   No token is 401 ``owner_unauthorized``; a token that is not a verified claim's is 403
   ``owner_forbidden``; a server of another host is 404 ``server_not_found``.
 
@@ -189,6 +191,20 @@ async def set_sweeps(request: Request) -> Response:
             raise ApiError("invalid_body", 'the body is {"paused": true or false}', 422)
         await services.claims.set_sweeps(claim, body["paused"])
         return JSONResponse({"host": claim.host, "sweeps_paused": body["paused"]}, headers=NO_STORE)
+
+    response: Response = await _limited(request, answer)
+    return response
+
+
+async def credentialed_checks(request: Request) -> Response:
+    """``GET /v1/owner/servers/{server_id}/credentialed-checks``: summaries, newest first."""
+
+    async def answer(services: Services, _client: str) -> Response:
+        claim = await _owner(request, services)
+        server_id = server_id_in_path(request)
+        kept = await services.credentialed.newest(server_id, claim.host)
+        checks = [{"checked_at": _iso(each.checked_at), **each.summary} for each in kept]
+        return JSONResponse({"server_id": server_id, "host": claim.host, "checks": checks}, headers=NO_STORE)
 
     response: Response = await _limited(request, answer)
     return response
