@@ -19,7 +19,8 @@ would contact (the protected resource metadata a 401 names) is held to the same 
 (:func:`app.checking.flow.signed`), its envelope kept for ``GET /v1/attestations/{id}``,
 and its run written to the history with ``run_id = job.id`` (:mod:`app.jobs.runs`: stored once,
 whatever the deliveries). Then the job's source hears the :class:`~app.queue.model.Outcome`,
-with the TLS certificate's ``not_after`` when the probe read one (:mod:`app.probe.tls`).
+with the TLS certificate's ``not_after`` when the probe read one (:mod:`app.probe.tls`); that
+report waits for a database that does not answer up to :data:`app.jobs.runs.REPORT_WAIT_S`.
 Credentials are never sent: a job checks what anyone can see.
 """
 
@@ -36,7 +37,7 @@ from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, check_url,
 from app.guard.shares import LookupOwner, lookups_for
 from app.jobs.contact import contact_policy
 from app.jobs.context import JobContext
-from app.jobs.runs import keep, patiently
+from app.jobs.runs import REPORT_WAIT_S, keep, patiently
 from app.optout.known import STALE_S, ListUnknown
 from app.probe import ProbeResult
 from app.queue.dispatch import Requeued
@@ -64,7 +65,7 @@ async def probe(ctx: JobContext, job: Job) -> None:
     if source is None:
         logger.warning("probe job %s names no registered source (%r)", job.id, job.source[:40])
         return
-    await patiently(ctx, f"job {job.id}", lambda: source.finished(outcome))
+    await patiently(ctx, f"the outcome of job {job.id}", lambda: source.finished(outcome), REPORT_WAIT_S)
 
 
 async def outcome_of(ctx: JobContext, job: Job) -> Outcome:

@@ -10,7 +10,10 @@ or, when the queue is full, is counted lost (``outcome="lost"``). A worker never
 database that is down. A run the database refuses for a fault of the run itself is lost at once.
 The other database reads and writes of a job (the opt-out list, the source's bookkeeping) wait
 the same way (:func:`patiently`): a pool whose connections are all busy for a moment, or a
-database that blinks, delays a job instead of failing it.
+database that blinks, delays a job instead of failing it. The report of a job's outcome to its
+source, once the target was contacted, waits far longer (:data:`REPORT_WAIT_S`): a run has the
+queue to wait in, the outcome has nowhere else, and a monitor run performed but never reported
+ends ``lost`` (charged, its alerts never raised).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ logger = logging.getLogger("mcp_sonde.jobs")
 T = TypeVar("T")
 #: Longest one write may take before it counts as the database not answering, seconds.
 WRITE_S = 10.0
+#: How long the report of an outcome waits for the database, seconds (a failover, a restart).
+REPORT_WAIT_S = 300.0
 
 
 async def keep(ctx: JobContext, run: Run) -> bool:
@@ -52,15 +57,15 @@ async def keep(ctx: JobContext, run: Run) -> bool:
     return True
 
 
-async def patiently(ctx: JobContext, what: str, call: Callable[[], Awaitable[T]]) -> T:
+async def patiently(ctx: JobContext, what: str, call: Callable[[], Awaitable[T]], wait_s: float | None = None) -> T:
     """``await call()``, tried again with backoff (0.25 s up to 5 s) while the database does not
-    answer (:func:`app.checking.recorder.transient`), for ``job_history_wait_s`` at most; each try
-    bounded to :data:`WRITE_S`.
+    answer (:func:`app.checking.recorder.transient`), for ``wait_s`` (``job_history_wait_s``
+    when not given) at most; each try bounded to :data:`WRITE_S`.
 
     Raises:
         Exception: a fault of the call itself at once, the last reachability fault once the time is up.
     """
-    deadline = time.monotonic() + ctx.settings.job_history_wait_s
+    deadline = time.monotonic() + (ctx.settings.job_history_wait_s if wait_s is None else wait_s)
     pause = 0.25
     told = False
     while True:

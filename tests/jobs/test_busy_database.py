@@ -5,6 +5,7 @@ the run lost, skipped jobs as opt-out unknown and failed the source's bookkeepin
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
 
@@ -74,3 +75,35 @@ def test_a_deadlock_is_a_write_to_try_again_not_a_run_lost() -> None:
 
     assert transient(DBAPIError("INSERT ...", {}, Deadlocked("deadlock detected")))
     assert not transient(DBAPIError("INSERT ...", {}, ValueError("invalid input")))
+
+
+class DownSource(ListSource):
+    """A source whose database refuses connections for its first ``down_s`` seconds."""
+
+    down_s = 3.0
+    refused = 0
+    up_at: float | None = None
+
+    async def finished(self, outcome: Outcome) -> None:
+        if self.up_at is None:  # (down from the first report on)
+            self.up_at = time.monotonic() + self.down_s
+        if time.monotonic() < self.up_at:
+            self.refused += 1
+            raise ConnectionRefusedError(111, "Connection refused")
+        await super().finished(outcome)
+
+
+async def test_regression_an_outcome_met_by_a_database_down_longer_than_a_run_waits_is_reported_not_dropped(
+    raw: RawServer, postgres_url: str
+) -> None:
+    """The cluster drill's PostgreSQL stop: the run waited its job_history_wait_s and went to the
+    queue, then the report of the outcome gave up as soon and the job failed, so the monitor run
+    it had performed ended lost (charged, never reported). The report waits far longer."""
+    raw.routes["/mcp"] = MiniMcp()
+    settings = job_settings(postgres_url, job_history_wait_s=0.5)
+    source = DownSource()
+    async with in_memory(settings, source) as (_ctx, run):
+        await asyncio.wait_for(run(probe_job(raw.url("/mcp"))), 60)
+    assert source.refused >= 2  # (refused for longer than job_history_wait_s)
+    [outcome] = source.outcomes
+    assert (outcome.status, outcome.reason) == ("ok", "ok")
