@@ -26,6 +26,7 @@ from app.checking.tracing import TracedFacilitator, Tracing
 from app.claims import Claim, ClaimStore, verify_claim
 from app.claims.credentialed import CredentialedChecks
 from app.claims.dns import DnsTxt, TxtLookup
+from app.claims.hosts import ClaimedHosts
 from app.claims.recheck import Rechecker
 from app.db.engine import POOL_SIZE, database_url
 from app.directory.rows import refresh as refresh_directory_row
@@ -84,6 +85,7 @@ class Services:
     rechecker: Rechecker
     txt: TxtLookup
     credentialed: CredentialedChecks
+    claimed: ClaimedHosts
     optouts: OptOutList
     monitors: MonitorStore
     deliveries: DeliveryStore
@@ -236,6 +238,7 @@ class Services:
         """Stop the pruning job and release connections."""
         self.cpu.close()
         await self.rechecker.aclose()
+        await self.claimed.aclose()
         await self.pruner.aclose()
         await self.stats.aclose()
         await self.client_limiter.aclose()
@@ -311,6 +314,7 @@ def build_services(
         rechecker=Rechecker.__new__(Rechecker),
         txt=DnsTxt(settings.claim_dns_servers),
         credentialed=CredentialedChecks(history.engine),
+        claimed=ClaimedHosts(history.engine),
         network_backend=network_backend,
         tracing=tracing,
     )

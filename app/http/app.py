@@ -137,6 +137,7 @@ def create_app(
             await services.aclose()
             raise
         services.rechecker.start()  # (verified claims' documents, read again daily)
+        services.claimed.verified_at("")  # (the claimed hosts badges show: read now, in the background)
         services.pruner.start()  # (runs past their retention: a prune now and then, never in a check's way)
         services.start()  # (this instance's heartbeat in the shared store, if there is one)
         services.recorder.start()  # (runs kept in outboxes, this process's or a gone one's, written now)

@@ -27,7 +27,7 @@ from app.checking.ratelimit import Decision
 from app.drift import Example, Finding, ToolChange, ToolCounts, ToolHint, ToolListDiff
 from app.guard.url import REFUSAL_REASONS
 from app.http.badges import cache as badge_cache
-from app.http.badges.route import CSP, ERROR_STATES, answer, json_of, svg_of
+from app.http.badges.drawing import CSP, ERROR_STATES, answer, json_of, svg_of
 from app.http.bodies.baseline import PROOF_HEADER, ApprovalRequest, resource
 from app.http.bodies.check import CheckRequest
 from app.http.middleware.cors import EXPOSED_HEADERS

@@ -4,7 +4,7 @@ Policy: README views make badge hits the service's most frequent requests by far
 one is the same few steps: a cache lookup and a drawn badge. A ``GET`` of ``/badge/mcp`` or
 ``/badge/mcp.json`` that carries no ``Origin`` (images and camo never send one) and whose
 answer needs no probe (a cache hit, or a URL the guard refuses) is answered here with exactly
-the status, headers and body the route gives (:func:`app.http.badges.route.answer`), and logged
+the status, headers and body the route gives (:func:`app.http.badges.drawing.answer`), and logged
 by the same access log. Everything else (a miss, which is limited and probed; the PNG; a
 cross-origin request, whose CORS headers the middleware adds) goes down the stack as before.
 """
@@ -16,14 +16,15 @@ from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.http.badges import route as badge
+from app.http.badges import drawing as badge
+from app.http.badges.route import BadgeService
 from app.http.middleware.accesslog import AccessLogger
 
 
 class BadgeHits:
     """ASGI middleware answering cached SVG and JSON badges (see the module docs)."""
 
-    def __init__(self, app: ASGIApp, badges: badge.BadgeService, access: AccessLogger) -> None:
+    def __init__(self, app: ASGIApp, badges: BadgeService, access: AccessLogger) -> None:
         self.app = app
         self.badges = badges
         self.access = access
@@ -52,11 +53,12 @@ class BadgeHits:
                 await self.app(scope, receive, send)
                 return
             state, modified = found
+            label = self.badges.label_for(query.get("url", ""))
             if path == "/badge/mcp":
-                body, etag = badge.svg_of(state, query.get("style", "flat"))
+                body, etag = badge.svg_of(state, query.get("style", "flat"), label)
                 media_type = badge.SVG_TYPE
             else:
-                body, etag = badge.json_of(state)
+                body, etag = badge.json_of(state, label)
                 media_type = "application/json"
             fresh = badge.not_modified(badge.if_none_match(tags), etag)
             status, headers, content = badge.answer(body, etag, media_type, state, modified, fresh)

@@ -20,20 +20,20 @@ addresses, and shows anything but a 200 image as broken):
   (:mod:`app.checking.runner`); refreshes share one and are not counted.
 - ``Cache-Control: max-age=300, s-maxage=300`` (60 for badges not backed by a probe: refused
   URL, rate limited, busy), a strong ``ETag``, ``Last-Modified``, 304 on ``If-None-Match``,
-  ``X-Content-Type-Options: nosniff`` and a ``Content-Security-Policy`` without scripts.
+  ``X-Content-Type-Options: nosniff`` and a ``Content-Security-Policy`` without scripts
+  (:mod:`app.http.badges.drawing`).
+- A host whose owner proved control (:mod:`app.claims`) has the label ``MCP · claimed <date>``,
+  the date of the claim's last successful verification, read from a copy in memory
+  (:mod:`app.claims.hosts`), so a hit never waits for the database.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
-import json
 import logging
 import math
-import threading
 import time
-from collections.abc import Callable
 
 import anyio
 import anyio.to_thread
@@ -50,17 +50,27 @@ from app.errors import SondeError, TargetRefused
 from app.guard import ResolutionFailed, ResolverBusy, TargetUrl, check_url, resolve_target
 from app.guard.shares import LookupOwner, lookups_for
 from app.http.badges.cache import BUSY, LIMITED, REFUSED, BadgeCache, BadgeState
+from app.http.badges.drawing import (
+    SVG_TYPE,
+    PngUnavailable,
+    Raw,
+    answer,
+    drawn,
+    if_none_match,
+    json_of,
+    label_of,
+    not_modified,
+    png_renderer,
+    svg_of,
+)  # fmt: skip
 from app.http.middleware.clientip import client_ip
 from app.probe import ProbeFailed, unresolved_result
 from app.store import StoreError, health_of
-from badges import STYLES, Style, render_svg
 
 logger = logging.getLogger("mcp_sonde.badge")
-LABEL = "MCP"
 #: Whose turn and lookup share a badge refresh takes: one per host, so the refreshes of one
 #: slow-resolving host cannot starve everyone else's.
 REFRESH_CLIENT = "badge-refresh"
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 class BadgeService:
@@ -165,6 +175,14 @@ class BadgeService:
             metrics.badge_hit.inc()
         return cached.state, cached.modified
 
+    def label_for(self, url: str) -> str:
+        """The badge's label for ``url``: with the claim's date when its host is claimed."""
+        try:
+            host = _checked(url, self.services.settings.allow_private).host
+        except TargetRefused:
+            return label_of(None)
+        return label_of(self.services.claimed.verified_at(host))
+
     async def state_for(self, request: Request, url: str) -> tuple[BadgeState, str | None]:
         """The badge for ``url`` and its ``Last-Modified``: from the cache, or a limited light probe."""
         settings = self.services.settings
@@ -208,104 +226,11 @@ def _checked(url: str, allow_private: bool) -> TargetUrl:
     return check_url(url, allow_private=allow_private)
 
 
-class PngUnavailable(SondeError):
-    """The PNG renderer cannot load (cairosvg, or the system's cairo library; reason ``png_unavailable``)."""
-
-
-class _PngRenderer:
-    """:func:`badges.png.render_png`, imported on first use: ``serve`` starts (and serves SVG and
-    JSON badges) on a machine without the system's cairo library, and a renderer that cannot
-    load is said once in the log, then refused at once on every PNG request."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._render: Callable[[str], bytes] | None = None
-        self._failure: str | None = None
-
-    def __call__(self) -> Callable[[str], bytes]:
-        """The renderer (blocking on the first call: call it off the event loop).
-
-        Raises:
-            PngUnavailable: cairosvg or cairo cannot be loaded.
-        """
-        with self._lock:
-            if self._render is None and self._failure is None:
-                try:
-                    from badges.png import render_png
-                except (ImportError, OSError) as exc:  # (cairocffi's dlopen raises OSError)
-                    self._failure = type(exc).__name__
-                    logger.error(
-                        "PNG badges are unavailable: the cairo library could not be loaded (%s); "
-                        "GET /badge/mcp.png answers 503 png_unavailable, SVG and JSON badges are served",
-                        self._failure,
-                    )
-                else:
-                    self._render = render_png
-            if self._render is None:
-                message = "PNG badges are unavailable on this instance; use the SVG badge"
-                raise PngUnavailable("png_unavailable", message)
-            return self._render
-
-
-png_renderer = _PngRenderer()
-
-
-@functools.lru_cache(maxsize=1024)
-def _drawn(message: str, color: str, style: Style, kind: str) -> tuple[bytes, str]:
-    """The badge body and its strong ETag, drawn once per message, colour and known style."""
-    svg = render_svg(LABEL, message, color, style=style)
-    body = png_renderer()(svg) if kind == "png" else svg.encode()
-    return body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-
-
-@functools.lru_cache(maxsize=4096)
-def answer(
-    body: bytes, etag: str, media_type: str, state: BadgeState, modified: str | None, not_modified: bool
-) -> tuple[int, tuple[tuple[bytes, bytes], ...], bytes]:
-    """Status, raw headers and body of a badge answer (built once per badge, state and date)."""
-    age = 300 if state.probed else 60
-    headers = [
-        (b"cache-control", f"max-age={age}, s-maxage={age}".encode()),
-        (b"etag", etag.encode()),
-        (b"x-content-type-options", b"nosniff"),
-        (b"content-security-policy", CSP.encode()),
-        (b"x-badge-state", state.state.encode()),
-    ]
-    if modified is not None:
-        headers.append((b"last-modified", modified.encode()))
-    if not_modified:
-        return 304, tuple(headers), b""
-    headers += [(b"content-length", str(len(body)).encode()), (b"content-type", media_type.encode())]
-    return 200, tuple(headers), body
-
-
-class _Raw(Response):
-    """A response whose raw headers are given as they are (built by :func:`answer`)."""
-
-    def __init__(self, status: int, headers: tuple[tuple[bytes, bytes], ...], body: bytes) -> None:
-        self.status_code, self.body, self.background = status, body, None
-        self.raw_headers = list(headers)
-
-
-def if_none_match(values: list[str]) -> str | None:
-    """Every ``If-None-Match`` line as one list (RFC 9110 section 5.3), ``None`` when there is none."""
-    return ", ".join(values) if values else None
-
-
 def _answer(
     request: Request, body: bytes, etag: str, media_type: str, state: BadgeState, modified: str | None
 ) -> Response:
     fresh = not_modified(if_none_match(request.headers.getlist("if-none-match")), etag)
-    return _Raw(*answer(body, etag, media_type, state, modified, fresh))
-
-
-def not_modified(if_none_match: str | None, etag: str) -> bool:
-    """``If-None-Match`` matches ``etag`` by weak comparison: a list, ``W/`` tags or ``*`` (RFC 9110 13.1.2)."""
-    if if_none_match is None:
-        return False
-    if if_none_match.strip() == "*":
-        return True
-    return any(tag.strip().removeprefix("W/") == etag for tag in if_none_match.split(","))
+    return Raw(*answer(body, etag, media_type, state, modified, fresh))
 
 
 def _badge_service(request: Request) -> BadgeService:
@@ -313,43 +238,11 @@ def _badge_service(request: Request) -> BadgeService:
     return service
 
 
-SVG_TYPE = "image/svg+xml; charset=utf-8"
-
-
-def svg_of(state: BadgeState, asked_style: str | None) -> tuple[bytes, str]:
-    """The SVG badge and its ETag in the style asked for (``flat`` when it is not one we draw)."""
-    style: Style = asked_style if asked_style in STYLES else "flat"
-    return _drawn(state.message, state.color, style, "svg")
-
-
-#: Badge states that say the server is broken: shields' ``isError`` (its colour cannot be overridden).
-ERROR_STATES = frozenset({"unreachable", "not_mcp", "tls", "not_found", "error", "refused"})
-
-
-def json_of(state: BadgeState) -> tuple[bytes, str]:
-    """The shields endpoint document of a badge and its ETag (``cacheSeconds``: shields' floor,
-    300, which is also our ``max-age`` for a probed badge)."""
-    return _json_drawn(state.message, state.color, state.state in ERROR_STATES)
-
-
-@functools.lru_cache(maxsize=1024)
-def _json_drawn(message: str, color: str, is_error: bool) -> tuple[bytes, str]:
-    document = {
-        "schemaVersion": 1,
-        "label": LABEL,
-        "message": message,
-        "color": color,
-        "isError": is_error,
-        "cacheSeconds": 300,
-    }
-    body = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
-    return body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-
-
 async def badge_svg(request: Request) -> Response:
     """``GET /badge/mcp?url=...&style=...``."""
-    state, modified = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
-    body, etag = svg_of(state, request.query_params.get("style", "flat"))
+    service, url = _badge_service(request), request.query_params.get("url", "")
+    state, modified = await service.state_for(request, url)
+    body, etag = svg_of(state, request.query_params.get("style", "flat"), service.label_for(url))
     return _answer(request, body, etag, SVG_TYPE, state, modified)
 
 
@@ -360,13 +253,17 @@ async def badge_png(request: Request) -> Response:
         await anyio.to_thread.run_sync(png_renderer)
     except PngUnavailable as exc:
         raise ApiError(exc.reason, exc.message, headers={"Cache-Control": "no-store"}) from exc
-    state, modified = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
-    body, etag = await anyio.to_thread.run_sync(_drawn, state.message, state.color, "flat", "png")
+    service, url = _badge_service(request), request.query_params.get("url", "")
+    state, modified = await service.state_for(request, url)
+    body, etag = await anyio.to_thread.run_sync(
+        drawn, service.label_for(url), state.message, state.color, "flat", "png"
+    )
     return _answer(request, body, etag, "image/png", state, modified)
 
 
 async def badge_json(request: Request) -> Response:
     """``GET /badge/mcp.json?url=...``: shields' endpoint schema, so maintainers can style it themselves."""
-    state, modified = await _badge_service(request).state_for(request, request.query_params.get("url", ""))
-    body, etag = json_of(state)
+    service, url = _badge_service(request), request.query_params.get("url", "")
+    state, modified = await service.state_for(request, url)
+    body, etag = json_of(state, service.label_for(url))
     return _answer(request, body, etag, "application/json", state, modified)

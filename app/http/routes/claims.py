@@ -137,6 +137,7 @@ async def verify(request: Request) -> Response:
             raise ApiError(exc.reason, f"{exc.message} (at {where})", headers=NO_STORE) from exc
         token = await services.claims.verified(claim)
         claim = await services.claims.get(claim_id) or claim
+        services.claimed.note(claim.host, claim.verified_at)  # (this instance's badges say so at once)
         document = _claim_view(claim) | ({"owner_token": token} if token else {})
         return JSONResponse(document, headers=NO_STORE)
 

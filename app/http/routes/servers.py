@@ -26,7 +26,7 @@ from app.errors import TargetRefused
 from app.guard import check_url
 from app.history import report
 from app.history.records import server_id_of
-from app.http.badges.route import CSP, SVG_TYPE, if_none_match, not_modified
+from app.http.badges.drawing import CSP, SVG_TYPE, if_none_match, not_modified
 from app.http.routes.directory import summary_extras
 from app.http.routes.ops import services_of
 from app.http.routes.paths import BADGE_READ_S, CACHE, READ_S, server_id_in_path, unavailable

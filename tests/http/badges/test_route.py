@@ -555,18 +555,18 @@ def test_badge_miss_behind_a_full_host_queue_answers_within_the_light_budget(ser
 
 
 def test_badge_style_of_any_length_is_drawn_as_flat_and_shares_one_drawing(service: Service) -> None:
-    from app.http.badges import route as badge_module
+    from app.http.badges import drawing
 
-    badge_module._drawn.cache_clear()
+    drawing.drawn.cache_clear()
     with service() as base:
         flat = httpx2.get(f"{base}/badge/mcp?url=ftp%3A%2F%2Fx%2F")
         answers = [httpx2.get(f"{base}/badge/mcp?url=ftp%3A%2F%2Fx%2F&style={n:08d}{'x' * 20_000}") for n in range(30)]
     assert all(a.status_code == 200 and a.content == flat.content for a in answers)
-    assert badge_module._drawn.cache_info().currsize == 1  # unknown styles are not cache keys
+    assert drawing.drawn.cache_info().currsize == 1  # unknown styles are not cache keys
 
 
 def test_badge_if_none_match_uses_weak_comparison_and_lists() -> None:
-    from app.http.badges.route import not_modified
+    from app.http.badges.drawing import not_modified
 
     etag = '"abc"'
     assert not_modified('"abc"', etag) and not_modified('W/"abc"', etag)

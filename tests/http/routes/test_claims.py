@@ -254,3 +254,24 @@ def test_a_claim_by_a_method_the_host_cannot_hold_or_that_is_unknown_is_refused(
     with service() as base:
         refused = post(base, "/v1/claims", body)
     assert (refused.status_code, reason_of(refused)) == (422, reason)
+
+
+def test_a_claimed_hosts_badges_say_claimed_with_the_date_of_the_last_verification(
+    service: Service, tmp_path: Path, proof_host: ProofHost
+) -> None:
+    from datetime import UTC, datetime
+
+    seed(tmp_path, FIRST)
+    with sonde(service, tmp_path, proof_host) as (base, _):
+        before = httpx2.get(f"{base}/badge/mcp.json", params={"url": URL}, timeout=30).json()
+        claim = post(base, "/v1/claims", {"url": URL}).json()
+        publish(proof_host, claim["challenge"])
+        assert post(base, f"/v1/claims/{claim['claim_id']}/verify").status_code == 200
+        svg = httpx2.get(f"{base}/badge/mcp", params={"url": URL}, timeout=30)
+        shields = httpx2.get(f"{base}/badge/mcp.json", params={"url": URL}, timeout=30).json()
+        refused = httpx2.get(f"{base}/badge/mcp.json", params={"url": "ftp://mcp.sonde-proof.net/mcp"}, timeout=30)
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    assert before["label"] == "MCP"
+    assert shields["label"] == f"MCP · claimed {today}" and shields["message"] == before["message"]
+    assert svg.status_code == 200 and f"MCP · claimed {today}" in svg.text
+    assert refused.json()["label"] == "MCP"  # (a URL the guard refuses speaks for no host)
