@@ -5,7 +5,6 @@ database file."""
 
 from __future__ import annotations
 
-import socket
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,24 +18,22 @@ from app.claims.credentialed import CredentialedChecks
 from app.history.records import server_id_of
 from app.settings import Settings
 from app.suite.full import full_check
-from tests.checking.test_credentialed import CANARY, FREE, SECRET_PART
+from tests.attest.test_served import CANARY, Echoing
+from tests.checking.test_credentialed import FREE
 from tests.conftest import Service, reason_of
 from tests.http.routes.test_baseline import HOST, SERVER, URL, ProofHost, proof_host, seed, sonde
 from tests.http.routes.test_claims import owner, post, publish
-from tests.servers.raw import RawServer, Request, send
+from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
 
 __all__ = ["proof_host"]
 
 
-class EchoingGated(MiniMcp):
-    """Answers only with the canary token, and copies the token into its name and a tool's text."""
+SECRET_PART = CANARY.partition(" ")[2]
 
-    def __call__(self, request: Request, conn: socket.socket) -> bool | None:
-        if request.headers.get("authorization") != CANARY:
-            send(conn, 401, {"www-authenticate": "Bearer"})
-            return None
-        return super().__call__(request, conn)
+
+class EchoingGated(Echoing):
+    """Behind the canary token, and copies it, as it is, reversed and upper-cased, into its answers."""
 
     def _result(self, method: object) -> dict[str, Any]:
         result = super()._result(method)
@@ -71,7 +68,11 @@ def test_the_owner_sees_summaries_of_credentialed_checks_of_their_server_and_not
     assert (document["server_id"], document["host"]) == (SERVER, HOST)
     assert len(document["checks"]) == 2  # the two credentialed checks; the anonymous one is in the history
     newest = document["checks"][0]
-    assert (newest["status"], newest["reason"], newest["tools"]) == ("ok", "ok", 3)
+    assert (newest["status"], newest["reason"], newest["tools"]) == (
+        "ok",
+        "ok",
+        4,
+    )  # alpha, beta, the echoed tool and whoami
     assert newest["credential_headers"] == ["Authorization"]
     assert {c["id"] for c in newest["checks"]} == {c["id"] for c in checked[1].json()["checks"]}
     assert set(newest) == {

@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from app.claims.dns import DnsTxt, DnsUnanswered, published, record_name, record_text
 from app.claims.proof import ClaimRefused, verify_dns
 from app.settings import nameserver
-from tests.servers.dns import DnsServer
+from tests.servers.dns import DnsServer, nameserver_on_loopback
+
+__all__ = ["nameserver_on_loopback"]
 
 pytestmark = pytest.mark.anyio
 NAME = record_name("mcp.sonde-proof.net")
-
-
-@pytest.fixture
-def nameserver_on_loopback() -> Iterator[DnsServer]:
-    server = DnsServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_the_records_texts_are_read_each_records_strings_joined(nameserver_on_loopback: DnsServer) -> None:

@@ -14,6 +14,7 @@ import socket
 import struct
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import dns.exception
@@ -24,6 +25,7 @@ import dns.rcode
 import dns.rdataclass
 import dns.rdatatype
 import dns.rrset
+import pytest
 
 
 @dataclass
@@ -113,3 +115,13 @@ class DnsServer:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
+
+
+@pytest.fixture
+def nameserver_on_loopback() -> Iterator[DnsServer]:
+    """A started :class:`DnsServer`, stopped after the test."""
+    server = DnsServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +12,9 @@ import pytest
 
 from tests.conftest import Service, reason_of
 from tests.http.routes.test_baseline import FIRST, SECOND, SERVER, URL, ProofHost, proof_host, seed, sonde
-from tests.servers.dns import DnsServer
+from tests.servers.dns import DnsServer, nameserver_on_loopback
 
-__all__ = ["proof_host"]
+__all__ = ["nameserver_on_loopback", "proof_host"]
 
 
 def post(base: str, path: str, body: Any = None, token: str | None = None) -> httpx2.Response:
@@ -192,15 +191,6 @@ def test_a_claim_is_checked_again_and_lapses_when_the_document_goes_away(
     assert gone == {"verified": 0, "failed": 0, "lapsed": 1}
     assert (after.status_code, reason_of(after)) == (403, "owner_forbidden")
     assert listed["identity"]["claimed"] is None
-
-
-@pytest.fixture
-def nameserver_on_loopback() -> Iterator[DnsServer]:
-    server = DnsServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_a_claim_proved_by_a_dns_txt_record_issues_an_owner_token_and_lapses_when_the_record_goes(
