@@ -68,11 +68,8 @@ def test_the_owner_sees_summaries_of_credentialed_checks_of_their_server_and_not
     assert (document["server_id"], document["host"]) == (SERVER, HOST)
     assert len(document["checks"]) == 2  # the two credentialed checks; the anonymous one is in the history
     newest = document["checks"][0]
-    assert (newest["status"], newest["reason"], newest["tools"]) == (
-        "ok",
-        "ok",
-        4,
-    )  # alpha, beta, the echoed tool and whoami
+    # alpha, beta, the tool Echoing names after the token, and whoami
+    assert (newest["status"], newest["reason"], newest["tools"]) == ("ok", "ok", 4)
     assert newest["credential_headers"] == ["Authorization"]
     assert {c["id"] for c in newest["checks"]} == {c["id"] for c in checked[1].json()["checks"]}
     assert set(newest) == {
