@@ -45,6 +45,15 @@ def get(base: str, path: str, token: str | None) -> httpx2.Response:
     return httpx2.get(f"{base}{path}", headers=headers, timeout=10)
 
 
+def other_token(token: str) -> str:
+    """A token one character off ``token`` (its last character changed, whatever it was)."""
+    return token[:-1] + ("B" if token.endswith("A") else "A")
+
+
+def test_a_token_ending_in_the_letter_used_to_spoil_it_still_gets_a_different_token() -> None:
+    assert other_token("xyzA") == "xyzB" and other_token("xyzQ") == "xyzA"
+
+
 def monitor_rows(data_dir: Path) -> list[Any]:
     async def read() -> list[Any]:
         store = open_history(f"sqlite+aiosqlite:///{data_dir / 'history.sqlite3'}")
@@ -67,7 +76,7 @@ def test_a_block_of_runs_bought_and_the_same_payment_again(
         again = post(base, BODY, signature)
         created = made.json()
         read = get(base, f"/v1/monitors/{created['monitor_id']}", created["token"])
-        wrong = get(base, f"/v1/monitors/{created['monitor_id']}", created["token"][:-1] + "A")
+        wrong = get(base, f"/v1/monitors/{created['monitor_id']}", other_token(created["token"]))
         unknown = get(base, "/v1/monitors/mon_" + "0" * 24, created["token"])
         anonymous = get(base, f"/v1/monitors/{created['monitor_id']}", None)
         stopped = httpx2.delete(
