@@ -23,6 +23,7 @@ import httpx2
 
 from app.errors import SondeError, TargetRefused
 from app.guard import ResolutionFailed, Resolver, TargetUrl, check_url, resolve_target
+from app.net.fields import single_value
 from app.net.transport import PinnedBackend, build_transport
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -118,7 +119,9 @@ async def _fetch(
                         message = f"{current.url} answered HTTP {status} ({why})"
                         raise FetchFailed("fetch_redirect_refused", message, status)
                     if status in REDIRECTS:
-                        current = _same_origin(target, current, response.headers.get("location"), allow_private)
+                        current = _same_origin(
+                            target, current, single_value(response.headers, "location"), allow_private
+                        )
                         continue
                     if response.status_code != 200:
                         message = f"{current.url} answered HTTP {response.status_code}"

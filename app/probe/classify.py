@@ -22,6 +22,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx2
 
+from app.net.fields import single_value
 from app.probe.exchange import Reply
 from app.probe.jsonrpc import JsonObject, error_of
 from app.probe.text import clean_text
@@ -103,7 +104,7 @@ def classify_status(reply: Reply) -> Verdict | None:
     if 200 <= status < 300:
         return None
     if 300 <= status < 400:
-        location = clean_text(reply.headers.get("location"), 2048)
+        location = clean_text(single_value(reply.headers, "location"), 2048)
         return Verdict("redirect", detail, location=location)
     challenged = "www-authenticate" in reply.headers
     if status == 401:
@@ -131,7 +132,7 @@ def classify_status(reply: Reply) -> Verdict | None:
         reason = fixed[status]
         if status == 404 and error is not None and _body_mentions(reply, _SESSION_WORDS):
             reason = "session_required"
-        retry = retry_after_seconds(reply.headers.get("retry-after")) if status == 429 else None
+        retry = retry_after_seconds(single_value(reply.headers, "retry-after")) if status == 429 else None
         return Verdict(reason, detail, retry_after=retry)
     if 400 <= status < 500:
         return Verdict("http_client_error", detail)
@@ -139,7 +140,7 @@ def classify_status(reply: Reply) -> Verdict | None:
         return Verdict("waf_challenge")
     if status == 501:
         return Verdict("http_not_implemented", detail)
-    retry = retry_after_seconds(reply.headers.get("retry-after")) if status == 503 else None
+    retry = retry_after_seconds(single_value(reply.headers, "retry-after")) if status == 503 else None
     return Verdict("http_server_error" if status >= 500 else "http_client_error", detail, retry_after=retry)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from app.net.fields import single_value
 from app.probe.exchange import Reply
 from app.probe.findings import Findings
 from app.probe.jsonrpc import META_SERVER_INFO, MODERN_VERSION, JsonObject
@@ -59,7 +60,7 @@ def record_legacy(findings: Findings, result: JsonObject, reply: Reply, *, sse: 
 
 def session_of(findings: Findings, reply: Reply) -> str | None:
     """The ``Mcp-Session-Id`` issued with the ``initialize`` answer, when usable (recorded either way)."""
-    session_id = reply.headers.get("mcp-session-id")
+    session_id = single_value(reply.headers, "mcp-session-id")  # (a conflict was failed before)
     from app.probe.result import SessionInfo
 
     findings.session = SessionInfo(issued=session_id is not None)

@@ -22,6 +22,7 @@ import anyio
 import httpx2
 
 from app import jsonsafe
+from app.net.fields import single_value
 from app.probe.body import CappedDecoder, UnsupportedEncoding, kind_from_header
 from app.probe.exchange import REPLY_DEPTH, Exchanger, Reply
 from app.probe.jsonrpc import JsonObject, id_key, is_response
@@ -144,7 +145,7 @@ async def open_event_stream(
     """
     headers = (headers or {}) | {"Accept": "text/event-stream"}
     response = await exchanger.open("GET", url, headers=headers, timeout_s=timeout_s)
-    declared = kind_from_header(response.headers.get("content-type"))
+    declared = kind_from_header(single_value(response.headers, "content-type"))
     return response, response.status_code == 200 and declared in ("sse", None)
 
 

@@ -63,6 +63,10 @@ REASONS: Final[dict[str, tuple[Status, str]]] = {
     "http_server_error": ("server_error", "A 5xx status."),
     "jsonrpc_error": ("server_error", "A JSON-RPC error response to the handshake (internal or server-defined)."),
     "invalid_result": ("server_error", "A JSON-RPC result that is not an object where the MCP spec requires one."),
+    "session_id_conflict": (
+        "server_error",
+        "The initialize answer carried Mcp-Session-Id on several lines with different values (RFC 9110 section 5.3).",
+    ),
     "reply_incomplete": (
         "server_error",
         "The reply body broke off (closed early, shorter than its Content-Length, or stalled) before the response.",

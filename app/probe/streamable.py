@@ -48,6 +48,7 @@ import httpx2
 
 from app.errors import TargetRefused
 from app.guard import check_url
+from app.net.fields import conflicted
 from app.probe.classify import Verdict, classify_error, classify_exception, classify_reply
 from app.probe.exchange import Exchanger, Reply
 from app.probe.findings import Findings, Stopped
@@ -84,6 +85,12 @@ ACCEPT = "application/json, text/event-stream"
 HANDSHAKE_STEPS = frozenset({"server/discover", "initialize", "sse/connect"})
 #: Answers to ``server/discover`` that end the probe: credentials are wanted, or a second
 #: request would only be refused again (rate limit, firewall page).
+#: Singleton fields (:mod:`app.net.fields`) whose lines, when they disagree, are noted as a warning.
+_NOTED_SINGLETONS = {
+    "location": "location_conflict",
+    "retry-after": "retry_after_conflict",
+    "mcp-protocol-version": "protocol_version_conflict",
+}
 _NO_FALLBACK = frozenset(
     {"auth_required", "auth_challenge_missing", "auth_insufficient", "rate_limited", "waf_challenge"}
 )
@@ -197,6 +204,11 @@ class Conversation:
             self.findings.warn("reply_incomplete")
         if reply.truncated and reply.response is not None:
             self.findings.warn("reply_truncated")  # more followed the response than the cap allows
+        if reply.content_type_conflict:
+            self.findings.warn("content_type_conflict")
+        for name, warning in _NOTED_SINGLETONS.items():
+            if conflicted(reply.headers, name):
+                self.findings.warn(warning)
 
     async def send(
         self,
@@ -313,6 +325,9 @@ class Conversation:
             raise Stopped
         self.negotiated_version = record_legacy(self.findings, result, reply, sse=self.channel is not None)
         if self.channel is None:  # HTTP+SSE sessions live in the endpoint URL; nothing to end with DELETE
+            if conflicted(reply.headers, "mcp-session-id"):  # which one is ours cannot be known
+                self.fail(step, Verdict("session_id_conflict"), reply)
+                raise Stopped
             self.session_id = session_of(self.findings, reply)
         if self.findings.light:
             await self.initialized()

@@ -198,22 +198,47 @@ def _read_request(
     return Request(method, path, headers, rest[:length], received_at), rest[length:]
 
 
-def response_bytes(status: int, headers: dict[str, str] | None = None, body: bytes = b"", reason: str = "X") -> bytes:
-    """Serialise a complete HTTP/1.1 response with a Content-Length."""
+def response_bytes(
+    status: int,
+    headers: dict[str, str] | None = None,
+    body: bytes = b"",
+    reason: str = "X",
+    repeated: list[tuple[str, str]] | None = None,
+) -> bytes:
+    """Serialise a complete HTTP/1.1 response with a Content-Length (unless ``headers`` or
+    ``repeated`` give one); ``repeated`` field lines follow the others as they are, so one name
+    may come on several lines."""
     lines = [f"HTTP/1.1 {status} {reason}"]
-    merged = {"content-length": str(len(body))} | {k.lower(): v for k, v in (headers or {}).items()}
+    merged = {k.lower(): v for k, v in (headers or {}).items()}
+    if not any(name.lower() == "content-length" for name, _ in repeated or []):
+        merged = {"content-length": str(len(body))} | merged
     lines += [f"{name}: {value}" for name, value in merged.items()]
+    lines += [f"{name}: {value}" for name, value in repeated or []]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 
-def send(conn: socket.socket, status: int, headers: dict[str, str] | None = None, body: bytes = b"") -> None:
-    """Write a complete response."""
-    conn.sendall(response_bytes(status, headers, body))
+def send(
+    conn: socket.socket,
+    status: int,
+    headers: dict[str, str] | None = None,
+    body: bytes = b"",
+    repeated: list[tuple[str, str]] | None = None,
+) -> None:
+    """Write a complete response (``repeated``: field lines as they are, see :func:`response_bytes`)."""
+    conn.sendall(response_bytes(status, headers, body, repeated=repeated))
 
 
-def send_json(conn: socket.socket, status: int, payload: object, headers: dict[str, str] | None = None) -> None:
-    """Write a JSON response."""
-    send(conn, status, {"content-type": "application/json"} | (headers or {}), json.dumps(payload).encode())
+def send_json(
+    conn: socket.socket,
+    status: int,
+    payload: object,
+    headers: dict[str, str] | None = None,
+    repeated: list[tuple[str, str]] | None = None,
+) -> None:
+    """Write a JSON response (a ``Content-Type`` in ``repeated`` replaces the default one)."""
+    if not any(name.lower() == "content-type" for name, _ in repeated or []):
+        headers = {"content-type": "application/json"} | (headers or {})
+    send(conn, status, headers, json.dumps(payload).encode(), repeated)
 
 
 def not_found(request: Request, conn: socket.socket) -> bool:

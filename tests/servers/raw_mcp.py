@@ -30,6 +30,7 @@ class MiniMcp:
     schemas: dict[str, Any] = field(default_factory=dict)  # a tool's inputSchema, else {"type": "object"}
     require_accept_both: bool = True
     protocol_version: str = "2025-11-25"
+    initialize_lines: list[tuple[str, str]] = field(default_factory=list)  # field lines as sent, repeats kept
 
     def __call__(self, request: Request, conn: socket.socket) -> bool | None:
         accept = request.headers.get("accept", "")
@@ -58,7 +59,8 @@ class MiniMcp:
             send(conn, 202)
             return None
         headers = {"mcp-session-id": self.issue_session} if method == "initialize" and self.issue_session else {}
-        self._answer(conn, message["id"], self._result(method), headers)
+        repeated = self.initialize_lines if method == "initialize" else []
+        self._answer(conn, message["id"], self._result(method), headers, repeated)
         return None
 
     def _result(self, method: object) -> dict[str, Any]:
@@ -78,10 +80,17 @@ class MiniMcp:
             return {"tools": [{"name": n, "inputSchema": self.schemas.get(n, {"type": "object"})} for n in self.tools]}
         return {}
 
-    def _answer(self, conn: socket.socket, request_id: object, result: dict[str, Any], headers: dict[str, str]) -> None:
+    def _answer(
+        self,
+        conn: socket.socket,
+        request_id: object,
+        result: dict[str, Any],
+        headers: dict[str, str],
+        repeated: list[tuple[str, str]],
+    ) -> None:
         response = {"jsonrpc": "2.0", "id": request_id, "result": result}
         if self.reply == "json":
-            send_json(conn, 200, response, headers)
+            send_json(conn, 200, response, headers, repeated)
             return
         end = self.line_end
         events: list[str] = []
@@ -95,4 +104,6 @@ class MiniMcp:
             events.append(f"data: {json.dumps(ping)}{end}{end}")
         events.append(f": keep-alive comment{end}event: message{end}id: 7{end}data: {json.dumps(response)}{end}{end}")
         body = "".join(events).encode()
-        send(conn, 200, {"content-type": "text/event-stream"} | headers, body)
+        if not any(name.lower() == "content-type" for name, _ in repeated):
+            headers = {"content-type": "text/event-stream"} | headers
+        send(conn, 200, headers, body, repeated)
