@@ -85,6 +85,7 @@ class Reply:
         id_type_changed: our response came back with its id spelled as another JSON type.
         body_incomplete: the body ended early or stalled (a framing fault of the server).
         body_bytes: decoded body bytes read (at most the cap).
+        resumes: event streams reconnected to for this response (:mod:`app.probe.resume`).
         content_type_conflict: ``Content-Type`` came on several lines with different values
             (:mod:`app.net.fields`); nothing was declared.
     """
@@ -111,6 +112,7 @@ class Reply:
     body_incomplete: bool = False
     body_bytes: int = 0
     content_type_conflict: bool = False
+    resumes: int = 0
 
 
 #: Nesting a reply may have: deep JSON Schemas are real (a fingerprint still refuses past 64).

@@ -20,6 +20,8 @@ Policy (MCP 2026-07-28 ``basic/transports/streamable-http``, "Backward compatibi
    stream and the same handshake and listing run over it (``transport: "sse"``, recorded as
    soon as the ``endpoint`` event arrives, so a stream that never answers still says so).
 5. After a complete ``tools/list``, the refusal call (:mod:`app.probe.refusal`).
+6. An event stream that closes after an event with an id and before our response is resumed
+   with ``GET`` and ``Last-Event-ID`` (:mod:`app.probe.resume`), on any step.
 
 A light probe stops after the handshake (the session is still ended).
 
@@ -77,6 +79,7 @@ from app.probe.legacy_sse import (
 from app.probe.overlap import initialized_beside_tools
 from app.probe.reasons import status_of
 from app.probe.refusal import refuse
+from app.probe.resume import resumable, resume
 from app.probe.text import clean_text
 from app.probe.tools import list_tools
 
@@ -179,6 +182,7 @@ class Conversation:
         ``tentative``: an early ask whose reply may be thrown away: it uses no retry and records
         nothing (:meth:`note` records its oddities when it is used)."""
         request_id = body.get("id") if expect else None
+        deadline = time.monotonic() + budget_s
         if self.channel is not None:
             reply = await self.channel.call(body, budget_s, self.credentials, on_sent)
         else:
@@ -192,6 +196,10 @@ class Conversation:
                 on_sent=on_sent,
                 retry=not tentative,
             )
+            if isinstance(request_id, int) and resumable(reply):
+                reply = await resume(
+                    self.exchanger, self.url, reply, headers=headers, expect_id=request_id, deadline=deadline
+                )
         if not tentative:
             self.note(reply)
         return reply

@@ -11,6 +11,10 @@ Mount points (each endpoint is ``<prefix>/mcp``):
 - ``/initialize-only``, ``/initialize-only-json``, ``/initialize-only-stateless``: answer
   ``server/discover`` like a 2025-era TS server (400 "Server not initialized"), so only
   ``initialize`` works (sessions + SSE, sessions + JSON, no sessions + JSON).
+- ``/resumable``: ``initialize`` only (as above), sessions, SSE replies and an event store
+  (retry 50 ms); ``tools/list`` closes its stream after the priming event and answers a moment
+  later, so the answer arrives only on the stream resumed with ``GET`` and ``Last-Event-ID``
+  (MCP 2025-11-25 resumability).
 - ``/legacy-sse``: the legacy HTTP+SSE transport (2024-11-05): GET ``/legacy-sse/sse``, POST
   ``/legacy-sse/messages/?session_id=...``.
 """
@@ -22,6 +26,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server import MCPServer
 from mcp.server.lowlevel import Server
@@ -29,6 +34,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from tests.servers.event_store import MemoryEventStore
 
 SECURITY = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
@@ -70,6 +77,22 @@ def paged_server() -> Server[Any]:
         return types.ListToolsResult(tools=tools, next_cursor=str(start + PAGE_SIZE) if more else None)
 
     return Server("paged-fixture", version="0.0.1", on_list_tools=list_tools)
+
+
+#: The event store behind ``/resumable`` (its ``replays`` count the resumed streams).
+RESUMABLE_EVENTS = MemoryEventStore()
+
+
+def resumable_server() -> Server[Any]:
+    """A low-level server whose ``tools/list`` closes its event stream before answering."""
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        if ctx.close_sse_stream is not None:
+            await ctx.close_sse_stream()
+            await anyio.sleep(0.2)  # the answer comes after the close, to the resumed stream
+        return types.ListToolsResult(tools=[types.Tool(name="resumed", input_schema={"type": "object"})])
+
+    return Server("resumable-fixture", version="0.0.1", on_list_tools=list_tools)
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, list[Message]]:
@@ -144,6 +167,10 @@ def build_app() -> Starlette:
         "stateless-json": (tool_server("stateless-json"), {"stateless_http": True, "json_response": True}),
         "stateless-sse": (tool_server("stateless-sse"), {"stateless_http": True, "json_response": False}),
         "paged": (paged_server(), {"stateless_http": False, "json_response": True}),
+        "resumable": (
+            resumable_server(),
+            {"stateless_http": False, "json_response": False, "event_store": RESUMABLE_EVENTS, "retry_interval": 50},
+        ),
         "modern-only": (tool_server("modern-only"), {"stateless_http": True, "json_response": True}),
         "initialize-only": (tool_server("initialize-only"), {"stateless_http": False, "json_response": False}),
         "initialize-only-json": (tool_server("initialize-only-json"), {"stateless_http": False, "json_response": True}),
@@ -157,7 +184,7 @@ def build_app() -> Starlette:
         app: ASGIApp = server.streamable_http_app(transport_security=SECURITY, **options)
         if prefix == "modern-only":
             app = method_filter(app, _is_initialize, NOT_FOUND)
-        if prefix.startswith("initialize-only"):
+        if prefix.startswith("initialize-only") or prefix == "resumable":  # (resumability is a 2025-era feature)
             app = method_filter(app, _is_discover, NOT_INITIALIZED)
         routes.append(Mount(f"/{prefix}", app=app))
     legacy_sse = tool_server("legacy-sse")
