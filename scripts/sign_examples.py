@@ -29,8 +29,8 @@ from app.attest import dsse
 from app.attest.keys import key_id, public_pem
 from app.attest.statement import statement
 from app.canonical import canonical_bytes
+from app.checking.links import CheckAnswer
 from app.suite.catalogue import catalogue
-from app.suite.model import CheckResult
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENT = ROOT / "app" / "http" / "openapi.yaml"
@@ -73,7 +73,7 @@ def _sign(value: dict[str, Any], key: Ed25519PrivateKey) -> tuple[str, dict[str,
     old = json.loads(base64.b64decode(value["attestation"]["payload"]))
     finished = datetime.fromisoformat(old["predicate"]["run"]["finished_at"].replace("Z", "+00:00"))
     answer = {k: v for k, v in value.items() if k not in ("attestation", "attestation_id")}
-    result = CheckResult.model_validate(answer)
+    result = CheckAnswer.model_validate(answer)
     exclude = {"attestation", "attestation_id"} | (set() if "tool_definitions" in value else {"tool_definitions"})
     served = result.model_dump_json(exclude=exclude).encode()
     payload = canonical_bytes(statement(result, served, finished))

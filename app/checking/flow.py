@@ -27,6 +27,7 @@ from app.canonical import safe_copy
 from app.checking import comparison
 from app.checking.errors import ApiError
 from app.checking.freepool import Draw
+from app.checking.links import answer_links
 from app.checking.recorder import private, run_of
 from app.checking.runner import CheckMode, TargetBusy
 from app.checking.services import Services
@@ -34,7 +35,7 @@ from app.checking.tracing import CheckSpan
 from app.errors import TargetRefused
 from app.guard import ResolutionFailed, ResolvedTarget, ResolverBusy, TargetUrl, check_url, resolve_target
 from app.guard.shares import LookupOwner, lookups_for
-from app.history.records import Run
+from app.history.records import Run, server_id_of
 from app.payment import Payment, PaymentGate
 from app.probe import ProbeFailed, ProbeResult
 from app.probe.credentials import Credentials
@@ -261,7 +262,7 @@ async def signed(services: Services, result: ProbeResult, include_tools: bool) -
     if not isinstance(result, CheckResult):  # (a full check always is one)
         raise ApiError("probe_internal_error", "a full check produced no check result")
     unsigned = {"attestation", "attestation_id"} | (set() if include_tools else {"tool_definitions"})
-    raw = result.model_dump_json(exclude=unsigned).encode()
+    raw = with_links(services, result, result.model_dump_json(exclude=unsigned).encode())
     try:
         if len(raw) <= INLINE_SIGN_BYTES:
             return sign_answer(services, result, raw)
@@ -285,6 +286,14 @@ def sign_answer(services: Services, result: CheckResult, raw: bytes) -> tuple[by
         attestation = services.attestor.attest(result, raw)
     tail = b',"attestation_id":"' + attestation.id.encode() + b'","attestation":' + attestation.envelope_json + b"}"
     return raw[:-1] + tail, attestation
+
+
+def with_links(services: Services, result: CheckResult, raw: bytes) -> bytes:
+    """``raw`` (a result's JSON object) with ``server_id`` and ``links`` (:mod:`app.checking.links`)
+    after its members: signed with them, so what an answer points to is part of what it proves."""
+    led = {"server_id": server_id_of(result.url), "links": answer_links(services.settings.public_base_url, result.url)}
+    members = json.dumps(led, ensure_ascii=False, separators=(",", ":")).encode()
+    return raw[:-1] + b"," + members[1:]
 
 
 def check_request(

@@ -23,6 +23,7 @@ from app.baselines.proof import proof_document
 from app.baselines.request import BaselineRequest
 from app.checking.errors import API_REASONS
 from app.checking.flow import Served
+from app.checking.links import CheckAnswer, answer_links
 from app.checking.ratelimit import Decision
 from app.drift import Example, Finding, ToolChange, ToolCounts, ToolHint, ToolListDiff
 from app.guard.url import REFUSAL_REASONS
@@ -366,7 +367,7 @@ def test_component_schema_has_the_model_fields(name: str) -> None:
 def test_check_result_and_payment_required_have_the_model_fields() -> None:
     base, added = SCHEMAS["CheckResult"]["allOf"]
     assert base == {"$ref": "#/components/schemas/ProbeResult"}
-    assert set(added["properties"]) | set(SCHEMAS["ProbeResult"]["properties"]) == properties_of(CheckResult)
+    assert set(added["properties"]) | set(SCHEMAS["ProbeResult"]["properties"]) == properties_of(CheckAnswer)
     assert set(added["required"]) == set(added["properties"]) - {"tool_definitions"}  # only when asked for
     assert set(SCHEMAS["PaymentRequired"]["properties"]) == properties_of(PaymentRequired) | {"message"}
 
@@ -548,9 +549,10 @@ def test_result_examples_are_what_the_models_serialise() -> None:
     ]
     assert len(results) == 4
     for value in results:
-        model = CheckResult.model_validate(value)  # the catalogue allows every verdict in it
+        model = CheckAnswer.model_validate(value)  # the catalogue allows every verdict in it
         exclude = None if "tool_definitions" in value else {"tool_definitions"}
         assert model.model_dump(mode="json", exclude=exclude) == value
+        assert value["links"] == answer_links("https://sonde.example.org", value["url"])
 
 
 def test_problem_examples_say_what_the_code_says() -> None:

@@ -48,6 +48,7 @@ from app.checking.clients import rate_key
 from app.checking.errors import ApiError, from_payment, shared_state_unavailable
 from app.checking.flow import run_check
 from app.checking.freepool import HEADER as FREE_POOL_HEADER
+from app.checking.links import CheckAnswer, in_words, status_badge_markdown
 from app.checking.services import Services
 from app.errors import TargetRefused
 from app.guard import check_url
@@ -57,7 +58,6 @@ from app.http.middleware.clientip import client_ip
 from app.http.problems import problem, problem_response
 from app.http.routes.ops import asks_free_pool
 from app.store import StoreError
-from app.suite.model import CheckResult
 
 PAYMENT_META = "x402/payment"
 PAYMENT_RESPONSE_META = "x402/payment-response"
@@ -97,7 +97,7 @@ class BadgeLinks(BaseModel):
     svg: str = Field(description="SVG badge URL.")
     png: str = Field(description="PNG badge URL.")
     json_url: str = Field(alias="json", description="Badge state as JSON.")
-    markdown: str = Field(description="Markdown embedding the SVG badge, linked to the JSON state.")
+    markdown: str = Field(description="Markdown embedding the SVG badge, linked to the server's page.")
 
 
 def tool_error(exc: ApiError, base_url: str) -> CallToolResult:
@@ -185,7 +185,7 @@ def build_mcp_server(services: Services) -> MCPServer:
             Any,
             Field(description="What to compare the tool list with: exactly one of run_id, schema_fingerprint, tools."),
         ] = None,
-    ) -> Annotated[CallToolResult, CheckResult]:
+    ) -> Annotated[CallToolResult, CheckAnswer]:
         request = ctx.request_context.request
         http = request if isinstance(request, Request) else None
         client = rate_key(client_ip(http, services.trusted_proxies) if http is not None else "unknown")
@@ -212,9 +212,11 @@ def build_mcp_server(services: Services) -> MCPServer:
             return tool_error(for_tool(exc, settings.price_usd, FREE_POOL_HEADER), settings.public_base_url)
         except StoreError:  # (Redis does not answer: refused before anything was charged)
             return tool_error(shared_state_unavailable(), settings.public_base_url)
+        answer = jsonsafe.loads(served.payload)
+        words = in_words(answer, settings.public_base_url) if isinstance(answer, dict) else ""
         result = CallToolResult(
-            content=[TextContent(type="text", text=served.payload.decode())],
-            structured_content=jsonsafe.loads(served.payload),
+            content=[TextContent(type="text", text=served.payload.decode()), TextContent(type="text", text=words)],
+            structured_content=answer,
         )
         if served.receipt is not None:
             result.meta = {PAYMENT_RESPONSE_META: served.receipt.model_dump(mode="json", by_alias=True)}
@@ -238,7 +240,7 @@ def badge_links(base: str, url: str) -> BadgeLinks:
     """The badge URLs of ``url`` on the service at ``base`` (no trailing slash)."""
     query = "?url=" + quote(url, safe="")
     svg, png, state = f"{base}/badge/mcp{query}", f"{base}/badge/mcp.png{query}", f"{base}/badge/mcp.json{query}"
-    return BadgeLinks(url=url, svg=svg, png=png, json=state, markdown=f"[![MCP status]({svg})]({state})")
+    return BadgeLinks(url=url, svg=svg, png=png, json=state, markdown=status_badge_markdown(base, url))
 
 
 #: Largest ``/mcp`` request body: a tool call with a payment is about 2 kB.

@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from app.checking.errors import ApiError
+from app.checking.links import uptime_badge_markdown
 from app.checking.services import Services
 from app.errors import TargetRefused
 from app.guard import check_url
@@ -209,6 +210,6 @@ def _badge(base: str, server_id: str, url: str) -> dict[str, str]:
     return {
         "image": image,
         "preview": f"/badge/mcp/uptime?{query}",
-        "markdown": f"[![MCP uptime]({image})]({target})",
+        "markdown": uptime_badge_markdown(base, url),
         "html": f'<a href="{target}"><img src="{image}" alt="MCP uptime"></a>',
     }

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from app.checking.errors import ApiError
+from app.checking.links import uptime_badge_markdown
 from app.checking.services import Services
 from app.errors import TargetRefused
 from app.guard import check_url
@@ -71,7 +72,7 @@ async def summary_document(services: Services, server_id: str) -> dict[str, Any]
         "uptime": report.rates(days, now.date()),
         "badge": {
             "uptime_svg": badge,
-            "markdown": f"[![MCP uptime]({badge})]({base}/servers/{found.server_id})",
+            "markdown": uptime_badge_markdown(base, found.url),
         },  # (its page)
         **extras,
     }

@@ -14,6 +14,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, RequestParamsMeta
 
+from app.history.records import server_id_of
 from app.probe import probe
 from app.settings import Settings
 from tests.conftest import Service
@@ -140,13 +141,14 @@ def test_badge_tool_gives_urls_and_markdown(service: Service) -> None:
         result = anyio.run(lambda: call(base, "badge_for_mcp_server", {"url": "HTTPS://Mcp.Example.com:443/mcp?x=1"}))
     assert not result.is_error
     quoted = "https%3A%2F%2Fmcp.example.com%2Fmcp%3Fx%3D1"
+    page = "https://sonde.example.org/servers/" + server_id_of("https://mcp.example.com/mcp")
     assert result.structured_content == {
         "url": "https://mcp.example.com/mcp?x=1",
         "svg": f"https://sonde.example.org/badge/mcp?url={quoted}",
         "png": f"https://sonde.example.org/badge/mcp.png?url={quoted}",
         "json": f"https://sonde.example.org/badge/mcp.json?url={quoted}",
         "markdown": f"[![MCP status](https://sonde.example.org/badge/mcp?url={quoted})]"
-        f"(https://sonde.example.org/badge/mcp.json?url={quoted})",
+        f"({page})",  # the image leads to the server's page, never to a JSON document
     }
 
 
