@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -59,6 +60,10 @@ def _timestamps(now: float) -> tuple[str, str]:
     return f"{cached[1]}.{micros:06d}+00:00", f"{cached[2]},{micros // 1000:03d}"
 
 
+#: A path parameter as ``re.escape`` leaves it (``\\{name\\}``).
+_PARAMETER = re.compile(r"\\\{[^}]*\\\}")
+
+
 class AccessLogger:
     """Writes the access line of one request and counts it (used by :class:`AccessLog` and by fast paths before it).
 
@@ -76,8 +81,11 @@ class AccessLogger:
         trusted_proxies: tuple[Network, ...] = (),
     ) -> None:
         self.paths = frozenset(path for path in paths if "{" not in path)
-        #: Routes with a path parameter (``/problems/{reason}``): their prefix, then one segment.
-        self.templates = tuple((path.split("{", 1)[0], path) for path in paths if "{" in path)
+        #: Routes with path parameters (``/problems/{reason}``, ``/v1/servers/{server_id}/history``), each
+        #: parameter one segment, matched by one alternation whose group number names the template.
+        self.templates = tuple(sorted(path for path in paths if "{" in path))
+        pattern = "|".join(f"({_PARAMETER.sub('[^/]+', re.escape(path))})" for path in self.templates)
+        self._templated = re.compile(pattern) if pattern else None
         self.metrics = metrics
         self.plain = plain
         self.trusted_proxies = trusted_proxies
@@ -86,10 +94,8 @@ class AccessLogger:
         """The route template ``path`` is answered by, ``None`` when it is no route."""
         if path in self.paths:
             return path
-        for prefix, template in self.templates:
-            if path.startswith(prefix) and "/" not in path[len(prefix) :] and len(path) > len(prefix):
-                return template
-        return None
+        found = self._templated.fullmatch(path) if self._templated is not None else None
+        return self.templates[found.lastindex - 1] if found is not None and found.lastindex else None
 
     def write(self, scope: Scope, status: int, started: float) -> None:
         """Log and count one request (``started``: its ``time.perf_counter()`` at arrival)."""

@@ -204,6 +204,10 @@ async def credentialed_checks(request: Request) -> Response:
         claim = await _owner(request, services)
         server_id = server_id_in_path(request)
         kept = await services.credentialed.newest(server_id, claim.host)
+        if not kept and await services.claims.server_of(claim, server_id) is None:
+            # Another host's server, or none: as on every owner route (a server checked only with
+            # credentials has no public run, but has its summaries).
+            raise ApiError("server_not_found", "no check of this server of the claimed host is kept here")
         checks = [{"checked_at": _iso(each.checked_at), **each.summary} for each in kept]
         return JSONResponse({"server_id": server_id, "host": claim.host, "checks": checks}, headers=NO_STORE)
 

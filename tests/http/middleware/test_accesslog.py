@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import httpx2
 import pytest
+import yaml
 
+from app.http.middleware.accesslog import AccessLogger
 from tests.conftest import Service
 
 
@@ -44,3 +47,22 @@ def test_the_access_log_names_the_client_behind_a_trusted_proxy(
         httpx2.get(f"{base}/healthz", headers={"X-Forwarded-For": "not-an-address"})
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "mcp_sonde.access"]
     assert [line["client"] for line in lines] == ["198.51.100.7", "127.0.0.1"]
+
+
+def test_a_route_with_a_parameter_inside_its_path_is_logged_under_its_template() -> None:
+    """Routes such as ``/v1/claims/{claim_id}/verify`` were logged as ``<unmatched>`` and counted as
+    ``other``: only a parameter in the last segment was recognised."""
+    document = yaml.safe_load(Path("app/http/openapi.yaml").read_text(encoding="utf-8"))
+    logger = AccessLogger(frozenset(document["paths"]) | {"/problems/{reason}"})
+    cases = {
+        "/v1/claims/clm_x/verify": "/v1/claims/{claim_id}/verify",
+        "/v1/servers/7edb453ab40528ebe3d87fd9/history": "/v1/servers/{server_id}/history",
+        "/v1/owner/servers/7edb453ab40528ebe3d87fd9/profile": "/v1/owner/servers/{server_id}/profile",
+        "/v1/monitors/mon_1/deliveries": "/v1/monitors/{monitor_id}/deliveries",
+        "/v1/servers/7edb453ab40528ebe3d87fd9": "/v1/servers/{server_id}",
+        "/problems/x": "/problems/{reason}",
+    }
+    for path, template in cases.items():
+        assert logger.route(path) == template, path
+    for stray in ("/v1/servers/a/b/history", "/v1/claims//verify", "/v1/servers/"):
+        assert logger.route(stray) is None, stray
