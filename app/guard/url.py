@@ -17,6 +17,7 @@ literals; it never permits user info, placeholders or over-long URLs.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -96,6 +97,26 @@ class TargetUrl:
         return (self.scheme, self.host, self.port)
 
 
+def accepted_targets(allow_private: bool) -> str:
+    """What URLs this instance checks, in words (for refusals and the home page)."""
+    if allow_private:
+        return "http and https URLs, on any port, to any address (the development switch is on)"
+    return "https URLs on the default port (443), to public addresses"
+
+
+def scheme_refusal(url: str, allow_private: bool) -> str:
+    """The message of a refused scheme: what is checked here, and a "did you mean" for a URL
+    without a scheme (``mcp.example.com/mcp``) or with a mistyped one (``htps://``)."""
+    message = f"Only {accepted_targets(allow_private).split(',', 1)[0]} are checked here."
+    if "://" in url:
+        scheme, rest = url.split("://", 1)
+        if difflib.get_close_matches(scheme.lower(), ("https", "http"), n=1, cutoff=0.6):
+            return f"{message} Did you mean https://{rest[:200]}?"
+        return message
+    rest = (url.split(":", 1)[1] if url.lower().startswith(("https:", "http:")) else url).lstrip("/")
+    return f"{message} The URL does not begin with a scheme and //: did you mean https://{rest[:200]}?"
+
+
 def _refuse(reason: str) -> TargetRefused:
     return TargetRefused(reason, REFUSAL_REASONS[reason])
 
@@ -162,7 +183,7 @@ def check_url(url: str, *, allow_private: bool = False) -> TargetUrl:
     scheme = parts.scheme.lower()
     allowed_schemes = ("https", "http") if allow_private else ("https",)
     if scheme not in allowed_schemes:
-        raise _refuse("scheme_not_https")
+        raise TargetRefused("scheme_not_https", scheme_refusal(url, allow_private))
     if "@" in parts.netloc:
         raise _refuse("userinfo_present")
     bracketed = parts.netloc.startswith("[")

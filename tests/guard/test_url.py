@@ -9,6 +9,7 @@ import pytest
 
 from app.errors import TargetRefused
 from app.guard import MAX_URL_LENGTH, REFUSAL_REASONS, TargetUrl, check_url
+from app.guard.url import scheme_refusal
 
 _BASE = "https://example.com/"
 LONG_URL = _BASE + "a" * (MAX_URL_LENGTH + 1 - len(_BASE))
@@ -216,7 +217,10 @@ def test_refused(url: str, reason: str, network_calls: list[str]) -> None:
     with pytest.raises(TargetRefused) as info:
         check_url(url)
     assert info.value.reason == reason
-    assert info.value.message == REFUSAL_REASONS[reason]
+    if reason == "scheme_not_https":  # (it says what is checked here, and may add a "did you mean")
+        assert info.value.message.startswith(scheme_refusal("", allow_private=False).split(" The URL")[0])
+    else:
+        assert info.value.message == REFUSAL_REASONS[reason]
     assert network_calls == []
 
 
