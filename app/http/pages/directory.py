@@ -21,6 +21,7 @@ from app.checking.errors import ApiError
 from app.directory.query import AUTH, SORTS, TRANSPORTS, Search
 from app.directory.search import Listing
 from app.http.middleware.clientip import client_ip
+from app.http.pages import units
 from app.http.pages.explain import explain_refusal
 from app.http.pages.render import error_page, page
 from app.http.routes.directory import read_page, search_of
@@ -46,7 +47,7 @@ def _row(listing: Listing) -> dict[str, Any]:
         "tool_count": listing.tool_count,
         "uptime": listing.uptime_30d,
         "protocol_version": listing.protocol_version,
-        "last_checked": listing.last_checked.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "last_checked": units.moment(listing.last_checked),
         "named_by": listing.named_by,
         "publishers": listing.publishers,
         "claimed": listing.claimed_at.astimezone(UTC).strftime("%Y-%m-%d") if listing.claimed_at else None,

@@ -16,15 +16,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.http.pages import units
 from app.http.pages.render import page
 from app.http.routes.ops import services_of
 from app.net.agent import user_agent
 from app.settings import Settings
-
-
-def _hours(seconds: float) -> str:
-    hours = seconds / 3600
-    return f"{hours:g} hours" if hours < 48 else f"{hours / 24:g} days"
 
 
 def context_of(settings: Settings) -> dict[str, Any]:
@@ -35,13 +31,13 @@ def context_of(settings: Settings) -> dict[str, Any]:
         "registry_url": settings.registry_url,
         "info_url": settings.info_url,
         "tools_max_pages": settings.tools_max_pages,
-        "reply_cap_bytes": settings.reply_cap_bytes,
-        "probe_timeout_s": f"{settings.probe_timeout_s:g}",
-        "sweep_interval": _hours(settings.sweep_interval_s),
-        "sweep_min_interval": _hours(settings.sweep_min_interval_s),
-        "sweep_max_interval": _hours(settings.sweep_max_interval_s),
+        "reply_cap": units.size(settings.reply_cap_bytes),
+        "probe_timeout": units.duration(settings.probe_timeout_s),
+        "sweep_interval": units.duration(settings.sweep_interval_s),
+        "sweep_min_interval": units.duration(settings.sweep_min_interval_s),
+        "sweep_max_interval": units.duration(settings.sweep_max_interval_s),
         "host_concurrency": settings.host_concurrency,
-        "host_start_interval_s": f"{settings.host_start_interval_s:g}",
+        "host_start_interval": units.duration(settings.host_start_interval_s),
     }
 
 

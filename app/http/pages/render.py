@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from app.checking.errors import ApiError
-from app.http.pages import csp, explain
+from app.http.pages import csp, explain, units
 
 
 @functools.cache
@@ -36,6 +36,9 @@ def environment() -> Environment:
     env.globals["check_title"] = explain.check_title
     env.filters["ms"] = _ms
     env.filters["percent"] = _percent
+    env.filters["moment"] = units.moment
+    env.filters["size"] = units.size
+    env.filters["duration"] = units.duration
     return env
 
 

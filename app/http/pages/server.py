@@ -31,6 +31,7 @@ from app.guard import check_url
 from app.history import report
 from app.history.reading import HistoryRead
 from app.history.records import Change, Toolset
+from app.http.pages import units
 from app.http.pages.render import error_page, page
 from app.http.pages.uptime import DAYS, strip
 from app.http.pages.views import result_view
@@ -110,7 +111,7 @@ async def _none() -> None:
 
 
 def _time(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return units.moment(moment)
 
 
 def _rates(read: HistoryRead, now: datetime) -> list[dict[str, Any]]:

@@ -7,8 +7,11 @@ figure's definition is shown beside it. Protocol versions are servers' text: sho
 
 from __future__ import annotations
 
+import functools
+from importlib import resources
 from typing import Any
 
+import yaml
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -53,11 +56,19 @@ def _tool_chart(body: dict[str, Any]) -> Chart:
                 f"{tools['servers']:,} servers that are up; a bar per range of tool counts.", rows)  # fmt: skip
 
 
+@functools.cache
+def page_words() -> dict[str, str]:
+    """The page's wording of the definitions that name API fields (``stats_words.yaml``)."""
+    text = resources.files("app.http.pages").joinpath("stats_words.yaml").read_text(encoding="utf-8")
+    words: dict[str, str] = yaml.safe_load(text)
+    return words
+
+
 def context_of(body: dict[str, Any]) -> dict[str, Any]:
     """The page's data from the published statistics."""
     return {
         "stats": body,
-        "definitions": body["definitions"],
+        "definitions": body["definitions"] | page_words(),
         "status_chart": _status_chart(body),
         "failure_chart": _failure_chart(body),
         "version_charts": [(path, _version_chart(path, i)) for i, path in enumerate(body["protocol_versions"])],

@@ -23,7 +23,7 @@ def test_the_user_agent_names_the_page_when_the_service_has_a_public_url() -> No
 
 
 def test_the_page_explains_the_sweep_and_the_opt_out(site: SiteFactory) -> None:
-    with site(sweep_interval_s=43_200) as running:
+    with site(sweep_interval_s=43_200, registry_url="https://registry.test/v0/servers") as running:
         page = httpx2.get(f"{running.base}/probe", timeout=10)
         head = httpx2.head(f"{running.base}/probe", timeout=10)
     assert page.status_code == 200 and head.status_code == 200
@@ -34,6 +34,16 @@ def test_the_page_explains_the_sweep_and_the_opt_out(site: SiteFactory) -> None:
     assert "12 hours" in text and "6 hours" in text and "7 days" in text  # how often
     assert "At most 2 probes of one host" in text and "Opting out" in text
     assert "initialize" in text and "tools/call" in text and "DELETE" in text
+
+
+def test_an_instance_that_sweeps_nothing_says_nothing_of_sweeps_and_gives_sizes_in_units() -> None:
+    text = " ".join(
+        parse(render("probe.html", {**context_of(Settings()), "csp_nonce": "n", "path": "/probe"})).text.split()
+    )
+    assert "it sweeps no registry" in text
+    assert "registry endpoint" not in text.lower() and "How often" not in text
+    assert f"at most {Settings().reply_cap_bytes // 1024} kB of each reply" in text
+    assert f"at most {Settings().probe_timeout_s:g} s." in text and "second(s)" not in text
 
 
 def test_every_value_in_the_page_is_escaped() -> None:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import httpx2
 
 from app.checking.services import open_history
+from app.http.pages.stats import page_words
 from app.stats.figures import figures
 from tests.http.pages.conftest import Site, SiteFactory
 from tests.http.pages.markup import parse
@@ -41,6 +42,15 @@ def store(site: Site) -> None:
     asyncio.run(record())
 
 
+def body_fields(document: object) -> set[str]:
+    """Every member name with an underscore in a JSON document."""
+    if isinstance(document, dict):
+        return {key for key in document if "_" in key} | {f for value in document.values() for f in body_fields(value)}
+    if isinstance(document, list):
+        return {field for value in document for field in body_fields(value)}
+    return set()
+
+
 def test_the_stats_page_draws_escaped_charts_with_their_text(site: SiteFactory) -> None:
     with site() as running:
         store(running)
@@ -60,8 +70,13 @@ def test_the_stats_page_draws_escaped_charts_with_their_text(site: SiteFactory) 
         assert set(str(svg.attrs["aria-labelledby"]).split()) <= ids
     assert len(page.tags("rect")) == 11 + 7 + 1 + 1 + 8  # one bar per row
     assert len(page.tags("table")) == 6  # a table per chart, and drift
-    for text in figures().definitions.values():
-        assert text in page.text
+    words = page_words()
+    for key, text in figures().definitions.items():
+        assert words.get(key, text) in page.text
+    # no field name of the API document in the page's words (it said "max_age_s says ...")
+    for field in {*body_fields(api.json()), "authorization_servers", "resource_metadata"}:
+        assert field not in page.text, field
+    assert "recomputed when older than 5 min" in page.text
     for bucket in figures().buckets:
         assert bucket.definition in page.text
     assert "1 of 3 servers that are up" in page.text and "Median tool count: 1.5" in page.text
