@@ -60,6 +60,7 @@ def _facts(server: int) -> Select[Any]:
         select(
             servers.c.server_id, servers.c.url, servers.c.host, servers.c.last_seen,
             runs.c.status, runs.c.reason, runs.c.protocol_version, runs.c.transport, runs.c.attestation_id,
+            runs.c.result,
             toolsets.c.definitions_sha256, toolsets.c.tool_count, toolsets.c.definitions,
         )
         .outerjoin(runs, runs.c.id == servers.c.latest_run)
@@ -86,6 +87,22 @@ def _profile(server_id: str) -> Select[Any]:
     return select(owner_profiles).where(owner_profiles.c.server_id == server_id, verified.exists())
 
 
+def server_title(result: bytes | None) -> str | None:
+    """The ``title``, else the ``name``, of the ``serverInfo`` a stored run recorded (its result as
+    stored: zlib-compressed JSON; as the probe cleaned and capped it); ``None`` when it named none."""
+    try:
+        server = json.loads(zlib.decompress(result)).get("server") if result else None
+    except (ValueError, AttributeError, zlib.error):
+        return None
+    if not isinstance(server, dict):
+        return None
+    for key in ("title", "name"):
+        value = server.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:128]
+    return None
+
+
 def _names(definitions: bytes | None) -> list[str]:
     if definitions is None:
         return []
@@ -102,7 +119,8 @@ def compose(
     joined = "\n".join(names)[:TOOL_NAMES_CHARS]
     rate = report.rates(days, today)[f"{UPTIME_DAYS}d"]["rate"]
     name, title, description = who.name, who.title, who.description
-    searched = "\n".join(part for part in (facts.url, name, title, description, joined) if part)
+    own = server_title(facts.result)
+    searched = "\n".join(part for part in (facts.url, name, title, own, description, joined) if part)
     return {
         "server_id": facts.server_id,
         "url": facts.url,
@@ -126,6 +144,7 @@ def compose(
         "title": title,
         "description": description,
         "named_by": who.named_by,
+        "server_title": own,
         "publishers": who.publishers,
         "claimed_at": claimed_at,
         "sort_name": (name or facts.host).lower()[:253],

@@ -54,6 +54,7 @@ class Listing:
     named_by: str | None = None
     publishers: int = 0
     claimed_at: datetime | None = None
+    server_title: str | None = None  # (the server's own serverInfo title or name)
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,7 @@ def listing_of(row: Any, sort: str = "name") -> Listing:
         last_changed=utc(row.last_changed) if row.last_changed is not None else None,
         uptime_30d=None if row.uptime_30d < 0 else float(row.uptime_30d), tool_count=row.tool_count,
         category=row.category, latest_attestation=row.latest_attestation, sort_key=key, named_by=row.named_by,
+        server_title=row.server_title,
         publishers=int(row.publishers or 0), claimed_at=utc(row.claimed_at) if row.claimed_at is not None else None,
     )  # fmt: skip
 

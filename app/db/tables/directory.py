@@ -62,6 +62,7 @@ directory = Table(
     Column("title", String(100), nullable=True),
     Column("description", String(1000), nullable=True),
     Column("named_by", String(16), nullable=True),
+    Column("server_title", String(128), nullable=True),  # (serverInfo's title, else name: migration 0013)
     Column("publishers", Integer, nullable=False, server_default="0"),
     Column("claimed_at", Moment, nullable=True),
     Column("sort_name", String(253), nullable=False),

@@ -37,7 +37,7 @@ SORT_WORDS = {"name": "Name", "last_checked": "Last checked", "uptime": "Uptime 
 def _row(listing: Listing) -> dict[str, Any]:
     return {
         "server_id": listing.server_id,
-        "label": listing.title or listing.name or listing.host,
+        "label": listing.title or listing.name or listing.server_title or listing.host,
         "name": listing.name,
         "url": listing.url,
         "description": listing.description,
