@@ -50,12 +50,12 @@ def test_the_settings_page_lists_every_setting() -> None:
 
 def test_openapi_describes_the_full_result_and_every_check() -> None:
     from app.suite.catalogue import catalogue
-    from app.suite.model import CheckResult
+    from app.checking.links import CheckAnswer
 
     document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
     schemas = document["components"]["schemas"]
     added = schemas["CheckResult"]["allOf"][1]["properties"]
-    assert set(added) | set(schemas["ProbeResult"]["properties"]) == set(CheckResult.model_fields)
+    assert set(added) | set(schemas["ProbeResult"]["properties"]) == set(CheckAnswer.model_fields)
     page = CHECKS_PAGE.read_text()
     assert [check for check in catalogue().checks if f"`{check}`" not in page] == []
 

@@ -56,7 +56,7 @@ from sqlalchemy import (
 )
 
 #: Bumped with every migration; ``serve`` refuses a database whose revision is older.
-SCHEMA_REVISION = "0012"
+SCHEMA_REVISION = "0013"
 
 metadata = MetaData(
     naming_convention={
