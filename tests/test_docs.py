@@ -49,8 +49,8 @@ def test_the_settings_page_lists_every_setting() -> None:
 
 
 def test_openapi_describes_the_full_result_and_every_check() -> None:
-    from app.suite.catalogue import catalogue
     from app.checking.links import CheckAnswer
+    from app.suite.catalogue import catalogue
 
     document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
     schemas = document["components"]["schemas"]
