@@ -43,3 +43,14 @@ def test_a_row_shows_the_servers_own_name_escaped_and_search_finds_it(site: Site
         server_id_of("https://nameless.example.com/mcp"): "nameless.example.com",  # (it gives no name: its host)
     }
     assert TITLE in parse(found.text).text and "nameless.example.com" not in parse(found.text).text
+
+
+def test_a_missing_server_page_says_so_once_and_offers_the_search(site: SiteFactory) -> None:
+    with site() as running:
+        missing = httpx2.get(f"{running.base}/servers/{'0' * 24}", timeout=10)
+    assert missing.status_code == 404
+    text = parse(missing.text).text.lower()
+    assert text.count("no check of this server is kept here") == 1  # (it was said twice)
+    forms = [f for f in parse(missing.text).tags("form") if f.attrs.get("action") == "/servers"]
+    assert forms and forms[0].attrs.get("method") == "get"
+    assert any(e.attrs.get("name") == "q" for e in parse(missing.text).tags("input"))
