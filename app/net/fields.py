@@ -41,8 +41,6 @@ MCP-Protocol-Version   singleton (MCP 2025-11-25 transports,      same: that ver
 
 from __future__ import annotations
 
-from typing import Final
-
 import httpx2
 
 
@@ -56,12 +54,6 @@ class Conflict:
 
     def __repr__(self) -> str:
         return f"Conflict({self.values!r})"
-
-
-#: The fields whose definition is one value (see the module table).
-SINGLETONS: Final = frozenset(
-    {"content-type", "content-length", "location", "retry-after", "mcp-session-id", "mcp-protocol-version"}
-)
 
 
 def singleton(headers: httpx2.Headers, name: str) -> str | Conflict | None:

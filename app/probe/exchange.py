@@ -39,7 +39,7 @@ import anyio
 import httpx2
 
 from app import jsonsafe
-from app.net.fields import Conflict, singleton
+from app.net.fields import single_value
 from app.net.pace import Pace
 from app.net.transport import PinnedTransport
 from app.probe.body import BodyKind, CappedDecoder, UnsupportedEncoding, kind_from_header, sniff
@@ -85,9 +85,6 @@ class Reply:
         id_type_changed: our response came back with its id spelled as another JSON type.
         body_incomplete: the body ended early or stalled (a framing fault of the server).
         body_bytes: decoded body bytes read (at most the cap).
-        resumes: event streams reconnected to for this response (:mod:`app.probe.resume`).
-        content_type_conflict: ``Content-Type`` came on several lines with different values
-            (:mod:`app.net.fields`); nothing was declared.
     """
 
     status: int
@@ -111,8 +108,6 @@ class Reply:
     id_type_changed: bool = False
     body_incomplete: bool = False
     body_bytes: int = 0
-    content_type_conflict: bool = False
-    resumes: int = 0
 
 
 #: Nesting a reply may have: deep JSON Schemas are real (a fingerprint still refuses past 64).
@@ -441,9 +436,8 @@ class Exchanger:
 
     def _start(self, response: httpx2.Response, expect_id: int | None, scope: anyio.CancelScope) -> _Reading:
         reply = Reply(status=response.status_code, headers=response.headers)
-        content_type = singleton(response.headers, "content-type")
-        reply.content_type_conflict = isinstance(content_type, Conflict)  # (the body is sniffed then)
-        reply.declared_kind = kind_from_header(content_type if isinstance(content_type, str) else None)
+        # (lines that disagree declare nothing: the body is sniffed; the conversation notes the conflict)
+        reply.declared_kind = kind_from_header(single_value(response.headers, "content-type"))
         try:
             decoder = CappedDecoder(response.headers.get("content-encoding", ""), self.cap)
         except UnsupportedEncoding:

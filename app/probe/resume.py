@@ -83,7 +83,6 @@ async def resume(
         if resumed.status // 100 != 2 or resumed.kind != "sse":
             return reply
         resumed.status, resumed.headers = first.status, first.headers  # (the answer to the POST)
-        resumed.resumes = reply.resumes + 1
         resumed.skipped_notifications += reply.skipped_notifications
         resumed.skipped_requests += reply.skipped_requests
         resumed.last_event_id = resumed.last_event_id or reply.last_event_id

@@ -86,14 +86,15 @@ from app.probe.tools import list_tools
 ACCEPT = "application/json, text/event-stream"
 #: Steps that may use the whole budget (the rest stop early enough to leave time for the DELETE).
 HANDSHAKE_STEPS = frozenset({"server/discover", "initialize", "sse/connect"})
-#: Answers to ``server/discover`` that end the probe: credentials are wanted, or a second
-#: request would only be refused again (rate limit, firewall page).
 #: Singleton fields (:mod:`app.net.fields`) whose lines, when they disagree, are noted as a warning.
 _NOTED_SINGLETONS = {
+    "content-type": "content_type_conflict",
     "location": "location_conflict",
     "retry-after": "retry_after_conflict",
     "mcp-protocol-version": "protocol_version_conflict",
 }
+#: Answers to ``server/discover`` that end the probe: credentials are wanted, or a second
+#: request would only be refused again (rate limit, firewall page).
 _NO_FALLBACK = frozenset(
     {"auth_required", "auth_challenge_missing", "auth_insufficient", "rate_limited", "waf_challenge"}
 )
@@ -182,10 +183,10 @@ class Conversation:
         ``tentative``: an early ask whose reply may be thrown away: it uses no retry and records
         nothing (:meth:`note` records its oddities when it is used)."""
         request_id = body.get("id") if expect else None
-        deadline = time.monotonic() + budget_s
         if self.channel is not None:
             reply = await self.channel.call(body, budget_s, self.credentials, on_sent)
         else:
+            deadline = time.monotonic() + budget_s
             reply = await self.exchanger.send(
                 "POST",
                 self.url,
@@ -212,8 +213,6 @@ class Conversation:
             self.findings.warn("reply_incomplete")
         if reply.truncated and reply.response is not None:
             self.findings.warn("reply_truncated")  # more followed the response than the cap allows
-        if reply.content_type_conflict:
-            self.findings.warn("content_type_conflict")
         for name, warning in _NOTED_SINGLETONS.items():
             if conflicted(reply.headers, name):
                 self.findings.warn(warning)
