@@ -97,17 +97,11 @@ class TargetUrl:
         return (self.scheme, self.host, self.port)
 
 
-def accepted_targets(allow_private: bool) -> str:
-    """What URLs this instance checks, in words (for refusals and the home page)."""
-    if allow_private:
-        return "http and https URLs, on any port, to any address (the development switch is on)"
-    return "https URLs on the default port (443), to public addresses"
-
-
 def scheme_refusal(url: str, allow_private: bool) -> str:
     """The message of a refused scheme: what is checked here, and a "did you mean" for a URL
     without a scheme (``mcp.example.com/mcp``) or with a mistyped one (``htps://``)."""
-    message = f"Only {accepted_targets(allow_private).split(',', 1)[0]} are checked here."
+    checked = "http and https URLs" if allow_private else "https URLs on the default port (443)"
+    message = f"Only {checked} are checked here."
     if "://" in url:
         scheme, rest = url.split("://", 1)
         if difflib.get_close_matches(scheme.lower(), ("https", "http"), n=1, cutoff=0.6):
