@@ -30,7 +30,6 @@ import json
 import logging
 from collections.abc import Iterator
 from typing import Annotated, Any
-from urllib.parse import quote
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -48,7 +47,7 @@ from app.checking.clients import rate_key
 from app.checking.errors import ApiError, from_payment, shared_state_unavailable
 from app.checking.flow import run_check
 from app.checking.freepool import HEADER as FREE_POOL_HEADER
-from app.checking.links import CheckAnswer, in_words, status_badge_markdown
+from app.checking.links import CheckAnswer, badge_query, in_words, status_badge_markdown
 from app.checking.services import Services
 from app.errors import TargetRefused
 from app.guard import check_url
@@ -238,7 +237,7 @@ def build_mcp_server(services: Services) -> MCPServer:
 
 def badge_links(base: str, url: str) -> BadgeLinks:
     """The badge URLs of ``url`` on the service at ``base`` (no trailing slash)."""
-    query = "?url=" + quote(url, safe="")
+    query = badge_query(url)
     svg, png, state = f"{base}/badge/mcp{query}", f"{base}/badge/mcp.png{query}", f"{base}/badge/mcp.json{query}"
     return BadgeLinks(url=url, svg=svg, png=png, json=state, markdown=status_badge_markdown(base, url))
 

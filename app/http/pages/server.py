@@ -17,14 +17,13 @@ from collections import defaultdict
 from collections.abc import Awaitable
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import quote
 
 import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.checking import links
 from app.checking.errors import ApiError
-from app.checking.links import uptime_badge_markdown
 from app.checking.services import Services
 from app.errors import TargetRefused
 from app.guard import check_url
@@ -205,12 +204,12 @@ def _needs_private(base: str) -> bool:
 
 def _badge(base: str, server_id: str, url: str) -> dict[str, str]:
     """The uptime badge's image URL (absolute, and relative for this page) and its snippets."""
-    query = f"url={quote(url, safe='')}"
-    image = f"{base}/badge/mcp/uptime?{query}"
-    target = f"{base}/servers/{server_id}"
+    query = links.badge_query(url)
+    image = f"{base}/badge/mcp/uptime{query}"
+    target = links.server_page(base, server_id)
     return {
         "image": image,
-        "preview": f"/badge/mcp/uptime?{query}",
-        "markdown": uptime_badge_markdown(base, url),
+        "preview": f"/badge/mcp/uptime{query}",
+        "markdown": links.uptime_badge_markdown(base, url),
         "html": f'<a href="{target}"><img src="{image}" alt="MCP uptime"></a>',
     }

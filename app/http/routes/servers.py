@@ -14,14 +14,13 @@ import hashlib
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import quote
 
 import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from app.checking.errors import ApiError
-from app.checking.links import uptime_badge_markdown
+from app.checking.links import badge_query, uptime_badge_markdown
 from app.checking.services import Services
 from app.errors import TargetRefused
 from app.guard import check_url
@@ -61,7 +60,7 @@ async def summary_document(services: Services, server_id: str) -> dict[str, Any]
     if found is None:
         raise ApiError("server_not_found", "no check of this server is kept here")
     base = services.settings.public_base_url
-    badge = f"{base}/badge/mcp/uptime?url={quote(found.url, safe='')}"
+    badge = f"{base}/badge/mcp/uptime{badge_query(found.url)}"
     extras = await summary_extras(services, server_id)
     return {
         "server_id": found.server_id,
