@@ -234,7 +234,7 @@ def operations(r: Recording) -> None:
     for reason in ("invalid_body", "payment_required", "scheme_not_https", "no_such_reason"):
         r.ask(f"problem {reason}", "GET", f"/problems/{reason}")
     css = r.ask("static site.css", "GET", "/static/site.css")
-    r.ask("static copy.js", "GET", "/static/copy.js")
+    r.ask("static site.js", "GET", "/static/site.js")
     r.ask("static unknown", "GET", "/static/..%2fsettings.py")
     r.ask("static not modified", "GET", "/static/site.css", headers={"If-None-Match": css.headers["etag"]})
 

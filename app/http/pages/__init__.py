@@ -3,8 +3,9 @@
 Every page is a Jinja2 template under ``templates/`` rendered by :func:`app.http.pages.render.page`,
 which draws a fresh Content Security Policy nonce for the answer (:mod:`app.http.pages.csp`) and hands
 it to the template as ``csp_nonce``; the base layout (``base.html``) gives every page its
-landmarks, skip link, stylesheet and the one script (the copy buttons, ``static/copy.js``,
-loaded with that nonce). Pages work without JavaScript: a script only adds buttons.
+landmarks, skip link, stylesheet and the one script (``static/site.js``: the copy buttons, and
+the directory's filters shown unfolded on a wide screen; loaded with that nonce). Pages work
+without JavaScript: the script only adds buttons and unfolds.
 
 Adding a page: write ``templates/<name>.html`` extending ``base.html`` (blocks ``title`` and
 ``main``), an ``async def`` route in a module of this package that gathers plain data and

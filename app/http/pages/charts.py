@@ -1,10 +1,14 @@
 """Bar charts drawn on the server as inline SVG (no chart library, no script): the geometry only.
 
 A :func:`bars` chart is one horizontal bar per row, its length proportional to the row's value
-against the largest one, with the label left of it and the value right of it. The template
+against the largest one, with the label above it and the value right of it. The template
 (``_bars.html``) draws it with a ``<title>`` and ``<desc>`` (``role="img"``) and the same
-figures as a table beside it, so nothing is said only by the drawing. Labels may be servers'
-text (protocol versions): they stay data, escaped by the template.
+figures as a table beside it (folded), so nothing is said only by the drawing. Labels may be
+servers' text (protocol versions): they stay data, escaped by the template.
+
+Legibility: the drawing is :data:`WIDTH` units wide and drawn at most that many CSS pixels wide
+(never scaled up), so its text (:data:`FONT` units) is drawn at ``FONT × shown width / WIDTH``
+pixels: at least 12 px wherever the chart is given 310 px or more (a 390 px phone gives it 358).
 """
 
 from __future__ import annotations
@@ -12,14 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-#: Geometry of a chart, in SVG user units.
-WIDTH: Final = 640
-LABEL: Final = 170
-VALUE: Final = 90
-ROW: Final = 28
-BAR: Final = 18
+#: Geometry of a chart, in SVG user units: a row is its label's line, then its bar.
+WIDTH: Final = 360
+FONT: Final = 14
+VALUE: Final = 110
+ROW: Final = 44
+LABEL_BASELINE: Final = 15
+BAR_TOP: Final = 21
+BAR: Final = 16
 #: Longest label drawn in full (the table beside the chart has it whole).
-LABEL_CHARS: Final = 22
+LABEL_CHARS: Final = 44
 
 
 @dataclass(frozen=True)
@@ -44,8 +50,9 @@ class Chart:
     bars: tuple[Bar, ...]
     width: int
     height: int
-    label_x: int
-    bar_x: int
+    font: int
+    label_baseline: int
+    bar_top: int
     bar_height: int
 
 
@@ -56,9 +63,10 @@ def _short(label: str) -> str:
 def bars(chart_id: str, title: str, desc: str, rows: list[tuple[str, int, str]]) -> Chart:
     """A chart of ``rows`` (``(label, value, value as text)``), in the order given."""
     top = max((value for _, value, _ in rows), default=0)
-    span = WIDTH - LABEL - VALUE
+    span = WIDTH - VALUE
     drawn = tuple(
         Bar(label, _short(label), value, text, i * ROW, round(span * value / top, 1) if top else 0.0)
         for i, (label, value, text) in enumerate(rows)
     )
-    return Chart(chart_id, title, desc, drawn, WIDTH, max(ROW * len(rows), ROW), LABEL - 8, LABEL, BAR)
+    height = max(ROW * len(rows), ROW)
+    return Chart(chart_id, title, desc, drawn, WIDTH, height, FONT, LABEL_BASELINE, BAR_TOP, BAR)

@@ -24,6 +24,7 @@ from app.http.middleware.clientip import client_ip
 from app.http.pages import units
 from app.http.pages.explain import explain_refusal
 from app.http.pages.render import error_page, page
+from app.http.pages.views import CUES, STATUS_WORDS, standing
 from app.http.routes.directory import read_page, search_of
 from app.http.routes.ops import services_of
 from app.probe.reasons import STATUSES
@@ -32,6 +33,8 @@ from app.suite.category import rules
 #: The ``changed_within`` choices the form offers (any other value typed into the URL still works).
 CHANGED = ("7d", "30d", "90d")
 SORT_WORDS = {"name": "Name", "last_checked": "Last checked", "uptime": "Uptime (30 days)"}
+#: The fields folded under "Filters and order" (the words field stays in sight).
+FOLDED = ("category", "status", "auth", "transport", "protocol_version", "changed_within", "sort")
 
 
 def _row(listing: Listing) -> dict[str, Any]:
@@ -42,6 +45,9 @@ def _row(listing: Listing) -> dict[str, Any]:
         "url": listing.url,
         "description": listing.description,
         "status": listing.status,
+        "status_words": STATUS_WORDS.get(listing.status or "", listing.status),
+        "standing": standing(listing.status),
+        "cue": CUES[standing(listing.status)],
         "auth": listing.auth,
         "category": listing.category,
         "tool_count": listing.tool_count,
@@ -57,6 +63,7 @@ def _row(listing: Listing) -> dict[str, Any]:
 def _form(params: dict[str, str]) -> dict[str, Any]:
     return {
         "given": params,
+        "narrowed": sum(1 for name in FOLDED if params.get(name) and not (name == "sort" and params[name] == "name")),
         "categories": sorted(rules().topics),
         "statuses": list(STATUSES),
         "transports": list(TRANSPORTS),

@@ -20,7 +20,7 @@ from app.checking.errors import ApiError
 #: name -> media type
 FILES: Final = {
     "site.css": "text/css; charset=utf-8",
-    "copy.js": "text/javascript; charset=utf-8",
+    "site.js": "text/javascript; charset=utf-8",
 }
 
 

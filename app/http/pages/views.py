@@ -31,6 +31,15 @@ STATUS_WORDS: Final = {
     "dns": "Host name problem",
     "unreachable": "Unreachable",
 }
+#: Whether a status class is up or down, and the sign shown beside its word (so colour is
+#: never the only cue: WCAG 2.2, 1.4.1 Use of Color).
+STANDING: Final = {"ok": "up", "auth": "up"}
+CUES: Final = {"up": "✓", "down": "✕", "none": "?"}
+
+
+def standing(status: str | None) -> str:
+    """``up``, ``down`` or ``none`` (never checked) for a status class."""
+    return "none" if not status else STANDING.get(status, "down")
 
 
 def _text(value: object) -> str | None:

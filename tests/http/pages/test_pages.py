@@ -40,7 +40,7 @@ def assert_page(response: httpx2.Response) -> str:
     assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
     page = parse(response.text)
     scripts = page.tags("script")
-    assert [(s.attrs.get("src"), s.attrs.get("nonce")) for s in scripts] == [("/static/copy.js", found.group(1))]
+    assert [(s.attrs.get("src"), s.attrs.get("nonce")) for s in scripts] == [("/static/site.js", found.group(1))]
     assert not any("style" in e.attrs or any(name.startswith("on") for name in e.attrs) for e in page.elements)
     assert response.headers["x-content-type-options"] == "nosniff"
     return found.group(1)

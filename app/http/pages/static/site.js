@@ -1,5 +1,8 @@
-// Copy buttons of the badge snippets: the only script of the pages (loaded with the CSP nonce).
-// Without it the buttons stay hidden and the snippets remain selectable text.
+// The pages' one script (loaded with the CSP nonce); without it every page still works.
+// - Copy buttons of the badge snippets: without the script they stay hidden and the snippets
+//   remain selectable text.
+// - The directory's filters: folded on a phone, unfolded where the screen is wide enough to
+//   show them beside the results (the page's own search keeps them unfolded in any case).
 "use strict";
 (function () {
   var status = document.querySelector(".copy-status");
@@ -21,5 +24,9 @@
         tell("The snippet is selected; copy it with your keyboard.");
       }
     });
+  });
+  var wide = window.matchMedia && window.matchMedia("(min-width: 36.01rem)").matches;
+  document.querySelectorAll("details[data-unfold-wide]").forEach(function (details) {
+    if (wide) { details.open = true; }
   });
 })();
