@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import asyncpg
@@ -36,7 +38,7 @@ async def _admin(sql: str) -> None:
 
 def postgres_available() -> bool:
     try:
-        asyncio.run(_admin("SELECT 1"))
+        _run(_admin("SELECT 1"))
     except (OSError, asyncpg.PostgresError, TimeoutError):
         return False
     return True
@@ -50,19 +52,42 @@ def need_postgres() -> None:
         pytest.skip("no PostgreSQL server")
 
 
+def _run(work: Any) -> None:
+    """``asyncio.run(work)``, on a thread of its own when this one already runs an event loop
+    (Playwright's sync API keeps one running in the browser tests)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(work)
+        return
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(work)
+        except BaseException as exc:  # (re-raised on the caller's thread)
+            failed.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(timeout=120)
+    if failed:
+        raise failed[0]
+
+
 @contextmanager
 def postgres_database(upgraded: bool = False) -> Iterator[str]:
     """A new PostgreSQL database (``upgraded``: at the newest schema), dropped afterwards: its
     name. :func:`asyncpg_url` makes the URL the store takes of it."""
     need_postgres()
     name = f"sonde_test_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    _run(_admin(f'CREATE DATABASE "{name}"'))
     try:
         if upgraded:
-            asyncio.run(migrate.upgrade(asyncpg_url(name)))
+            _run(migrate.upgrade(asyncpg_url(name)))
         yield name
     finally:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        _run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 def asyncpg_url(name: str, relay_port: int | None = None) -> str:

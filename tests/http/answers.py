@@ -61,6 +61,13 @@ NONCE: Final = re.compile(r"(nonce-|nonce=\")[A-Za-z0-9_-]{16,}")
 ATTESTATION_LINK: Final = re.compile(r"/v1/attestations/([0-9a-f]{64})\b")
 #: A latency as the pages print it.
 MILLISECONDS: Final = re.compile(r"\b\d[\d,]*(?:\.\d+)? ms\b")
+#: A latency in evidence JSON as a page shows it (``"total_ms": 9.4,``), settings kept.
+EVIDENCE_MS: Final = re.compile(r'(?<=(?:"|;))(?!(?:' + "|".join(sorted(FIXED_MS)) + r')\b)(\w+_ms)(&#34;|"): \d+(?:\.\d+)?')
+
+
+def _latencies(text: str) -> str:
+    """``text`` with the latencies a page prints replaced (``12 ms``, and evidence's ``"total_ms": 9.4``)."""
+    return EVIDENCE_MS.sub(lambda found: f"{found.group(1)}{found.group(2)}: <ms>", MILLISECONDS.sub("<ms>", text))
 DROPPED_HEADERS: Final = frozenset({"date", "server", "x-request-id", "content-length", "connection"})
 CLOCK_HEADERS: Final = frozenset({"x-ratelimit-reset", "retry-after"})
 RATE_CLOCK: Final = re.compile(r";t=\d+")
@@ -263,8 +270,8 @@ def record(response: httpx2.Response, normaliser: Normaliser) -> dict[str, Any]:
         normalised_text = normaliser.text(text)
         volatile = normalised_text != text
         if kind == "text/html":  # (the text read from the page as sent: placeholders look like tags)
-            digest = hashlib.sha256(MILLISECONDS.sub("<ms>", normalised_text).encode()).hexdigest()
-            lines = [MILLISECONDS.sub("<ms>", normaliser.text(line)) for line in page_text(text)]
+            digest = hashlib.sha256(_latencies(normalised_text).encode()).hexdigest()
+            lines = [_latencies(normaliser.text(line)) for line in page_text(text)]
             body = {"sha256": digest, "text": lines}
         elif kind == "text/plain" and "# TYPE" in text:
             body, volatile = {"metric_families": metric_families(text)}, True

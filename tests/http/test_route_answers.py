@@ -408,3 +408,5 @@ def pages(r: Recording) -> None:
     r.ask("server page unknown", "GET", f"/servers/{UNKNOWN_ID}")
     r.ask("stats page", "GET", "/stats")
     r.ask("probe page", "GET", "/probe")
+    r.ask("check catalogue page", "GET", "/checks")
+    r.ask("API reference page", "GET", "/api")

@@ -24,9 +24,11 @@ from starlette.routing import Route
 
 def routes() -> list[Route]:
     """The web pages' routes, for the service's route table."""
+    from app.http.pages import catalogue as catalogue_page
     from app.http.pages import directory as directory_page
     from app.http.pages import home, static
     from app.http.pages import probe as probe_page
+    from app.http.pages import reference as reference_page
     from app.http.pages import server as server_page
     from app.http.pages import stats as stats_page
 
@@ -37,5 +39,7 @@ def routes() -> list[Route]:
         Route("/servers/{server_id}", server_page.server_page, methods=["GET", "HEAD"]),
         Route("/stats", stats_page.stats_page, methods=["GET", "HEAD"]),
         Route("/probe", probe_page.probe_page, methods=["GET", "HEAD"]),
+        Route("/checks", catalogue_page.checks_page, methods=["GET", "HEAD"]),
+        Route("/api", reference_page.api_page, methods=["GET", "HEAD"]),
         Route("/static/{name}", static.static_file, methods=["GET", "HEAD"]),
     ]

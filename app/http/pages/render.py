@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from app.checking.errors import ApiError
-from app.http.pages import csp, explain, units
+from app.http.pages import csp, explain, references, units
 
 
 @functools.cache
@@ -39,6 +39,7 @@ def environment() -> Environment:
     env.filters["moment"] = units.moment
     env.filters["size"] = units.size
     env.filters["duration"] = units.duration
+    env.filters["linked"] = references.linked
     return env
 
 
@@ -76,6 +77,7 @@ def error_page(request: Request, exc: ApiError, context: Mapping[str, Any] | Non
         "reason": exc.reason,
         "detail": exc.message,
         "meaning": explain.explain_refusal(exc.reason),
+        "retry_after": exc.headers.get("Retry-After"),
         **(context or {}),
     }
     headers = {name: value for name, value in exc.headers.items() if name.lower() != "content-type"}

@@ -6,6 +6,7 @@ Templates get dicts and lists of strings and numbers with every key present (the
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 from app.http.pages.explain import check_title, explain
@@ -42,6 +43,38 @@ def standing(status: str | None) -> str:
     return "none" if not status else STANDING.get(status, "down")
 
 
+#: The most of a check's evidence a result shows (as JSON text; the signed answer has it whole).
+EVIDENCE_CHARS: Final = 4000
+#: The answer's ``links`` a result shows, each in words.
+LINK_WORDS: Final = (
+    ("server", "Server page"),
+    ("history", "History (JSON)"),
+    ("badge_svg", "Status badge (SVG)"),
+    ("uptime_badge_svg", "Uptime badge (SVG)"),
+)
+
+
+def _evidence(value: object) -> str | None:
+    if not value:
+        return None
+    text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= EVIDENCE_CHARS else text[:EVIDENCE_CHARS] + "\n…"
+
+
+def _links(document: dict[str, Any]) -> dict[str, Any] | None:
+    links = document.get("links")
+    if not isinstance(links, dict):
+        return None
+    shown = [(words, links[key]) for key, words in LINK_WORDS if isinstance(links.get(key), str)]
+    markdown = links.get("badge_markdown")
+    uptime = links.get("uptime_badge_markdown")
+    return {
+        "shown": shown,
+        "badge_markdown": markdown if isinstance(markdown, str) else None,
+        "uptime_badge_markdown": uptime if isinstance(uptime, str) else None,
+    }
+
+
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -69,6 +102,7 @@ def checks_of(document: dict[str, Any]) -> list[dict[str, Any]]:
                 "state_words": STATE_WORDS.get(state, state),
                 "reason": reason,
                 "meaning": explain(reason, check_id),
+                "evidence": _evidence(verdict.get("evidence")),
             }
         )
     return out
@@ -96,4 +130,5 @@ def result_view(document: dict[str, Any]) -> dict[str, Any]:
         "tool_names": [str(name) for name in (tools or {}).get("names") or ()][:100],
         "checks": checks_of(document),
         "attestation_id": _text(document.get("attestation_id")),
+        "links": _links(document),
     }

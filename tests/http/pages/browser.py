@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[3]
 #: /usr/bin/chromium is Debian's launcher script; the binary itself is under /usr/lib.
 CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/lib/chromium-browser/chromium-browser")
 AXE = ROOT / "tests" / "npm" / "node_modules" / "axe-core" / "axe.min.js"
-#: Impacts that fail a page (axe-core's scale: minor, moderate, serious, critical).
-FAILING_IMPACTS = ("serious", "critical")
+#: Impacts that fail a page: all of axe-core's scale (minor, moderate, serious, critical).
+FAILING_IMPACTS = ("minor", "moderate", "serious", "critical")
 #: Desktop and phone viewport widths of the screenshots.
 WIDTHS = {"desktop": 1280, "phone": 390}
 #: Collects CSP violations a page reports (installed before any of its scripts runs).
@@ -72,20 +72,21 @@ def run_axe(page: Page, name: str) -> list[dict[str, Any]]:
     return violations
 
 
-def serious(violations: list[dict[str, Any]]) -> list[str]:
+def failing(violations: list[dict[str, Any]]) -> list[str]:
     """The ids and targets of violations that fail a page."""
     return [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}" for v in violations
             if v["impact"] in FAILING_IMPACTS]  # fmt: skip
 
 
 def screenshots(page: Page, name: str) -> list[Path]:
-    """``<name>-desktop.png`` and ``<name>-phone.png`` of the whole page; at phone width the page
-    must not scroll sideways."""
+    """``<name>-desktop.png`` and ``<name>-phone.png`` of the whole page; at either width the page
+    must not scroll sideways and axe-core must find no violation (reports ``axe-<name>-<width>``)."""
     saved = []
     for label, width in WIDTHS.items():
         page.set_viewport_size({"width": width, "height": 900})
         overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0, f"{name} scrolls sideways by {overflow}px at {width}px"
+        assert failing(run_axe(page, f"{name}-{label}")) == [], f"axe-core at {width}px"
         path = artefacts() / f"{name}-{label}.png"
         page.screenshot(path=str(path), full_page=True)
         saved.append(path)

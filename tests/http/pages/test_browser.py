@@ -1,6 +1,6 @@
 """The pages in a real headless Chromium, as people use them: the free check form against a
 loopback MCP server, the server page and its copy buttons, keyboard-only use, hostile server
-text, the CSP (no violation reported), axe-core (no serious or critical violation), and
+text, the CSP (no violation reported), axe-core (no violation of any impact, at either width), and
 screenshots at desktop and phone widths."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from app.history.records import server_id_of
 from tests.checking.test_recorder import stored
 from tests.checking.test_recorder import wait_for as wait_until
 from tests.http.pages import hostile
-from tests.http.pages.browser import WATCH_CSP, chromium, csp_violations, run_axe, screenshots, serious
+from tests.http.pages.browser import WATCH_CSP, chromium, csp_violations, screenshots
 from tests.http.pages.conftest import Site, SiteFactory
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
@@ -76,9 +76,8 @@ def watched(browser: Browser) -> Iterator[Watched]:
 
 
 def audited(watched: Watched, name: str, status: int = 200) -> None:
-    """The page reports no CSP violation, axe-core finds nothing serious, screenshots are saved."""
+    """The page reports no CSP violation; at both widths axe-core finds nothing and screenshots are saved."""
     watched.clean(status)
-    assert serious(run_axe(watched.page, name)) == []
     screenshots(watched.page, name)
 
 

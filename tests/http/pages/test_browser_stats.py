@@ -1,5 +1,5 @@
-"""``/stats`` and ``/probe`` in a real headless Chromium: no CSP violation, axe-core finds nothing
-serious or critical, a hostile protocol version rendered as text, the charts drawn, screenshots."""
+"""``/stats`` and ``/probe`` in a real headless Chromium: no CSP violation, axe-core finds no
+violation, a hostile protocol version rendered as text, the charts drawn, screenshots."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The directory in a real headless Chromium: filter it with the GET form, open a server page from
-a row, keyboard included; axe-core finds no serious or critical violation; screenshots at desktop
+a row, keyboard included; axe-core finds no violation; screenshots at desktop
 and phone widths."""
 
 from __future__ import annotations
