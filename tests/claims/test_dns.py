@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from app.claims.dns import DnsTxt, DnsUnanswered, published, record_name, record_text
@@ -79,3 +81,25 @@ def test_a_nameserver_setting_is_an_address_with_an_optional_port(item: str, par
 def test_a_nameserver_setting_that_is_not_an_address_is_refused(item: str) -> None:
     with pytest.raises(ValueError):
         nameserver(item)
+
+
+def test_a_port_taken_for_tcp_is_passed_over_for_one_free_on_both() -> None:
+    """(Regression: the server bound UDP on a kernel-chosen port, then TCP on the same port,
+    which another test's TCP socket could hold: ``Address already in use``.)"""
+    taken: list[socket.socket] = []
+    try:
+        for _ in range(20):  # hold many TCP ports, so some UDP draws clash
+            holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            holder.bind(("127.0.0.1", 0))
+            holder.listen(1)
+            taken.append(holder)
+        server = DnsServer()
+        try:
+            assert server.port not in {s.getsockname()[1] for s in taken}
+            assert server._tcp.getsockname()[1] == server._udp.getsockname()[1] == server.port
+        finally:
+            server._udp.close()
+            server._tcp.close()
+    finally:
+        for holder in taken:
+            holder.close()

@@ -62,12 +62,15 @@ ATTESTATION_LINK: Final = re.compile(r"/v1/attestations/([0-9a-f]{64})\b")
 #: A latency as the pages print it.
 MILLISECONDS: Final = re.compile(r"\b\d[\d,]*(?:\.\d+)? ms\b")
 #: A latency in evidence JSON as a page shows it (``"total_ms": 9.4,``), settings kept.
-EVIDENCE_MS: Final = re.compile(r'(?<=(?:"|;))(?!(?:' + "|".join(sorted(FIXED_MS)) + r')\b)(\w+_ms)(&#34;|"): \d+(?:\.\d+)?')
+_SETTINGS_MS: Final = "|".join(sorted(FIXED_MS))
+EVIDENCE_MS: Final = re.compile(r'(?<=(?:"|;))(?!(?:' + _SETTINGS_MS + r')\b)(\w+_ms)(&#34;|"): \d+(?:\.\d+)?')
 
 
 def _latencies(text: str) -> str:
     """``text`` with the latencies a page prints replaced (``12 ms``, and evidence's ``"total_ms": 9.4``)."""
     return EVIDENCE_MS.sub(lambda found: f"{found.group(1)}{found.group(2)}: <ms>", MILLISECONDS.sub("<ms>", text))
+
+
 DROPPED_HEADERS: Final = frozenset({"date", "server", "x-request-id", "content-length", "connection"})
 CLOCK_HEADERS: Final = frozenset({"x-ratelimit-reset", "retry-after"})
 RATE_CLOCK: Final = re.compile(r";t=\d+")

@@ -38,14 +38,28 @@ class DnsServer:
     port: int = 0
 
     def __post_init__(self) -> None:
-        self._udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._udp.bind(("127.0.0.1", 0))
+        self._udp, self._tcp = self._bind()
         self.port = self._udp.getsockname()[1]
-        self._tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._tcp.bind(("127.0.0.1", self.port))
         self._tcp.listen(16)
         self._stopped = threading.Event()
+
+    @staticmethod
+    def _bind(attempts: int = 50) -> tuple[socket.socket, socket.socket]:
+        """A UDP and a TCP socket on the same free loopback port. The port the kernel gives the
+        UDP socket may be taken for TCP (by another test's connection), so a clash draws again."""
+        for _ in range(attempts):
+            udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            udp.bind(("127.0.0.1", 0))
+            tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                tcp.bind(("127.0.0.1", udp.getsockname()[1]))
+            except OSError:
+                udp.close()
+                tcp.close()
+                continue
+            return udp, tcp
+        raise OSError("no loopback port was free for both UDP and TCP")
 
     @property
     def address(self) -> str:
