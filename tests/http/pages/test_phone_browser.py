@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, Page
 
 from app.checking import links
 from app.history.records import server_id_of
@@ -53,6 +53,13 @@ CHART_TEXT = """() => [...document.querySelectorAll("figure.chart svg text")].ma
 #: In-page links whose target is missing.
 DEAD_ANCHORS = """() => [...document.querySelectorAll("a[href^='#']")]
   .map((a) => a.getAttribute("href").slice(1)).filter((id) => id && !document.getElementById(id))"""
+
+
+def from_the_navigation(page: Page, base: str, link: str, path: str) -> None:
+    """Open the home page and follow the site navigation's ``link`` to ``path``."""
+    page.goto(f"{base}/")
+    page.get_by_role("navigation", name="Site").get_by_role("link", name=link).click()
+    page.wait_for_url(f"{base}{path}")
 
 
 @pytest.fixture
@@ -158,9 +165,7 @@ def test_a_check_result_leads_to_its_server_page_badges_and_the_checks_text(
 def test_the_api_reference_is_html_drawn_from_the_document(site: SiteFactory, watched: Watched) -> None:
     with site() as running:
         page = watched.page
-        page.goto(f"{running.base}/")
-        page.get_by_role("navigation", name="Site").get_by_role("link", name="API").click()
-        page.wait_for_url(f"{running.base}/api")
+        from_the_navigation(page, running.base, "API", "/api")
         document = page.request.get(f"{running.base}/openapi.json").json()
         operations = sum(
             1 for item in document["paths"].values() for m in item if m in ("get", "put", "post", "delete")
@@ -183,9 +188,7 @@ def test_the_api_reference_is_html_drawn_from_the_document(site: SiteFactory, wa
 def test_the_check_catalogue_is_a_page_with_every_check_and_its_json(site: SiteFactory, watched: Watched) -> None:
     with site() as running:
         page = watched.page
-        page.goto(f"{running.base}/")
-        page.get_by_role("navigation", name="Site").get_by_role("link", name="Check catalogue").click()
-        page.wait_for_url(f"{running.base}/checks")
+        from_the_navigation(page, running.base, "Check catalogue", "/checks")
         served = catalogue()
         assert page.locator("article.check-entry").count() == len(served.checks)
         for check_id, spec in served.checks.items():
