@@ -95,6 +95,7 @@ def test_the_directory_on_a_phone_is_one_card_per_server_with_its_filters_folded
         assert set(signs) == {"✓", "✕"}
         assert "Timed out" in signs["✕"] and "timeout" in signs["✕"] and "Up" in signs["✓"]
         assert "Fly Finder" in page.locator("a.server-link").all_inner_texts()  # the registry's title, not the host
+        audited(phone, "servers-folded")  # (loaded on a phone: its screenshots keep the filters folded)
         page.get_by_text("Filters and order").click()
         assert page.get_by_label("Category").is_visible()
         page.get_by_label("Status").select_option("timeout")
