@@ -64,11 +64,11 @@ def _form(params: dict[str, str]) -> dict[str, Any]:
     return {
         "given": params,
         "narrowed": sum(1 for name in FOLDED if params.get(name) and not (name == "sort" and params[name] == "name")),
-        "categories": sorted(rules().topics),
-        "statuses": list(STATUSES),
-        "transports": list(TRANSPORTS),
-        "auth": list(AUTH),
-        "changed": list(CHANGED),
+        "categories": [(topic, topic.replace("_", " ")) for topic in sorted(rules().topics)],
+        "statuses": [(status, status) for status in STATUSES],
+        "transports": [(transport, transport) for transport in TRANSPORTS],
+        "auth": [(auth, auth) for auth in AUTH],
+        "changed": [(days, days.replace("d", " days")) for days in CHANGED],
         "sorts": [(sort, SORT_WORDS[sort]) for sort in SORTS],
     }
 
