@@ -25,7 +25,10 @@ from prometheus_client import (
     generate_latest,
 )
 
+from app.checking.httpmetrics import HttpAnswers, Tally
+
 METHODS: Final = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
+_STATUSES: Final = {code: str(code) for code in range(100, 600)}
 _WAIT_BUCKETS: Final = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8)
 
 
@@ -59,16 +62,8 @@ class Metrics:
         registry = self.registry
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)
-        self.http_requests = Counter(
-            "mcp_sonde_http_requests", "HTTP answers, by route.", ["route", "method", "status"], registry=registry
-        )
-        self.http_seconds = Histogram(
-            "mcp_sonde_http_request_duration_seconds",
-            "Time to answer an HTTP request.",
-            ["route"],
-            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20),
-            registry=registry,
-        )
+        self.http = HttpAnswers()  # (counted without prometheus-client's locks: see its module)
+        registry.register(self.http)
         self.probes = Counter("mcp_sonde_probes", "Probes run, by status class.", ["status"], registry=registry)
         self.probe_seconds = Histogram(
             "mcp_sonde_probe_duration_seconds",
@@ -82,12 +77,10 @@ class Metrics:
         self.limits_hit = Counter("mcp_sonde_limits_hit", "Requests refused by a limit.", ["limit"], registry=registry)
         self.pool_draws = Counter("mcp_sonde_free_pool_draws", "Free-pool draws.", ["outcome"], registry=registry)
         self.payments = Counter("mcp_sonde_payments", "Paid checks, by outcome.", ["outcome"], registry=registry)
-        self.badge_cache = Counter(
-            "mcp_sonde_badge_cache", "Badge cache lookups, by outcome.", ["outcome"], registry=registry
+        self.badge_cache = Tally(
+            "mcp_sonde_badge_cache", "Badge cache lookups, by outcome.", "outcome", ("hit", "stale", "miss")
         )
-        self.badge_hit = self.badge_cache.labels(outcome="hit")
-        self.badge_stale = self.badge_cache.labels(outcome="stale")
-        self.badge_miss = self.badge_cache.labels(outcome="miss")
+        registry.register(self.badge_cache)
         self.lookup_wait = Histogram(
             "mcp_sonde_lookup_wait_seconds",
             "Time a check waited for its host lookup.",
@@ -104,23 +97,11 @@ class Metrics:
             "mcp_sonde_history_runs", "Served checks handed to the history.", ["outcome"], registry=registry
         )
         self.history_queue = Gauge("mcp_sonde_history_queue", "Runs waiting for the database.", registry=registry)
-        self._http_children: dict[tuple[str, str, int], Counter] = {}
-        self._http_timers: dict[str, Histogram] = {}
 
     def http_done(self, route: str, method: str, status: int, seconds: float) -> None:
-        """Count one HTTP answer (``route``: a route path or ``other``; the children are kept, so a
-        request costs two dictionary lookups)."""
+        """Count one HTTP answer (``route``: a route path or ``other``)."""
         method = method if method in METHODS else "other"
-        status = status if 100 <= status <= 599 else 0
-        counter = self._http_children.get((route, method, status))
-        if counter is None:
-            counter = self.http_requests.labels(route=route, method=method, status=str(status))
-            self._http_children[(route, method, status)] = counter
-        counter.inc()
-        timer = self._http_timers.get(route)
-        if timer is None:
-            timer = self._http_timers[route] = self.http_seconds.labels(route=route)
-        timer.observe(seconds)
+        self.http.count(route, method, _STATUSES[status] if 100 <= status <= 599 else "0", seconds)
 
     def render(self) -> bytes:
         """The text exposition format."""

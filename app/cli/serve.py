@@ -182,6 +182,8 @@ def serve(settings: Settings) -> int:
         "log_config": logging_config if settings.workers > 1 else None,  # (each worker applies it again)
         "limit_concurrency": settings.limit_concurrency,
         "timeout_keep_alive": 5,
+        "server_header": False,  # (no "Server: uvicorn": what runs the service is not the client's business)
+        "http": "httptools",  # (llhttp: strict framing, and unknown methods are refused with 400 before the app)
     }
     try:
         if settings.workers > 1:

@@ -222,10 +222,9 @@ def create_app(
         paths, services.metrics, plain=settings.log_format == "plain", trusted_proxies=services.trusted_proxies
     )
     app = LayeredApp(
-        outer=lambda stack: _edge(stack, services),
+        outer=lambda stack: _edge(stack, services, badges, access),
         routes=table,
         middleware=[
-            Middleware(BadgeHits, badges=badges, access=access),
             Middleware(AccessLog, access=access),
             Middleware(Cors, settings=settings),
         ],
@@ -239,7 +238,7 @@ def create_app(
     return app
 
 
-def _edge(stack: ASGIApp, services: Services) -> ASGIApp:
+def _edge(stack: ASGIApp, services: Services, badges: badge.BadgeService, access: AccessLogger) -> ASGIApp:
     """The layers outside Starlette's error middleware (see :mod:`app.http.edge`)."""
     port = services.settings.metrics_port
     if port is not None:
@@ -249,4 +248,5 @@ def _edge(stack: ASGIApp, services: Services) -> ASGIApp:
         )
         metrics_app.state.services = services
         stack = MetricsPort(stack, metrics_app, port)
-    return RequestIds(stack, services.trusted_proxies)
+    ids = RequestIds(stack, services.trusted_proxies)
+    return BadgeHits(ids, badges, access, services.trusted_proxies, port)

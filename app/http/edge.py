@@ -1,8 +1,10 @@
 """The app's outermost layers, outside Starlette's own error middleware.
 
-- :class:`app.http.middleware.requestid.RequestIds`: outside everything, so every answer (the badge
-  fast path's, ``/mcp``'s, a 500's) carries ``X-Request-Id`` and every log line written for it
-  the same id.
+- :class:`app.http.badges.hits.BadgeHits`: outside everything, so a cached badge (the service's
+  most frequent answer by far) passes through no other layer; it gives its answer the request
+  id itself and hands that id to the next layer when the stack answers instead.
+- :class:`app.http.middleware.requestid.RequestIds`: outside the rest, so every answer (``/mcp``'s,
+  a 500's) carries ``X-Request-Id`` and every log line written for it the same id.
 - :class:`MetricsPort`: with the setting ``metrics_port``, ``mcp-sonde serve`` listens on that
   port too, and a request that arrived on it (the local socket's port, ``scope["server"]``,
   which no header can change) goes to an app that has ``/metrics`` and nothing else; the main

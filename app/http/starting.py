@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -122,6 +123,8 @@ class Starting:
             self._failed(exc)
             return
         self.app = app
+        gc.collect()
+        gc.freeze()  # (what start-up made lives as long as the process: no collection scans it again)
         logger.info("ready")
 
     async def _run_lifespan(self, app: ASGIApp) -> None:

@@ -43,7 +43,7 @@ def test_http_answers_are_counted_by_route_never_by_raw_path(service: Service, r
         httpx2.get(f"{base}/badge/mcp", params={"url": raw.url("/mcp")}, timeout=30)  # a hit, at the edge
         for n in range(5):  # a scanner: every path is new
             httpx2.get(f"{base}/wp-admin/{n}.php?secret={n}")
-        httpx2.request("BREW", f"{base}/healthz")
+        httpx2.request("PROPFIND", f"{base}/healthz")  # (a method of RFC 4918: outside the closed set)
         httpx2.post(f"{base}/healthz")
         text = httpx2.get(f"{base}/metrics").text
     assert value(text, "mcp_sonde_http_requests_total", route="/healthz", method="GET", status="200") == 3
@@ -53,7 +53,7 @@ def test_http_answers_are_counted_by_route_never_by_raw_path(service: Service, r
     assert value(text, "mcp_sonde_http_requests_total", route="/healthz", method="POST", status="405") == 1
     assert value(text, "mcp_sonde_http_request_duration_seconds_count", route="/healthz") == 5
     assert value(text, "mcp_sonde_http_request_duration_seconds_count", route="/badge/mcp") == 2
-    assert "wp-admin" not in text and "secret" not in text and "BREW" not in text
+    assert "wp-admin" not in text and "secret" not in text and "PROPFIND" not in text
     assert value(text, "mcp_sonde_badge_cache_total", outcome="miss") == 1
     assert value(text, "mcp_sonde_badge_cache_total", outcome="hit") == 1
     assert value(text, "mcp_sonde_probe_turn_wait_seconds_count") == 1

@@ -11,59 +11,115 @@ cross-origin request, whose CORS headers the middleware adds) goes down the stac
 
 from __future__ import annotations
 
+import functools
+import logging
 import time
+from collections.abc import Mapping
+from types import MappingProxyType
 from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.checking.clients import Network
 from app.http.badges import drawing as badge
 from app.http.badges.route import BadgeService
 from app.http.middleware.accesslog import AccessLogger
+from app.http.middleware.requestid import GIVEN, HEADER, request_id_of
+from app.logs import REQUEST_ID
+
+logger = logging.getLogger(__name__)
+
+
+#: Query strings remembered parsed (README views repeat the same few badge URLs).
+_QUERIES = 1024
+
+
+@functools.lru_cache(maxsize=_QUERIES)
+def _query(raw: bytes) -> Mapping[str, str]:
+    """The fields of a query string (the last of a repeated name), parsed once per distinct string."""
+    return MappingProxyType(dict(parse_qsl(raw.decode("latin-1"), keep_blank_values=True)))
 
 
 class BadgeHits:
-    """ASGI middleware answering cached SVG and JSON badges (see the module docs)."""
+    """ASGI middleware answering cached SVG and JSON badges (see the module docs).
 
-    def __init__(self, app: ASGIApp, badges: BadgeService, access: AccessLogger) -> None:
+    It is the app's outermost layer (:mod:`app.http.edge`), so it gives its answers their
+    request id itself (and hands the id to :class:`~app.http.middleware.requestid.RequestIds`
+    when the stack answers), leaves requests to the metrics port alone, and never lets an error
+    escape: a failure before the answer started hands the request to the stack, whose
+    route answers it (with a problem document, when it fails there too).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        badges: BadgeService,
+        access: AccessLogger,
+        trusted: tuple[Network, ...] = (),
+        metrics_port: int | None = None,
+    ) -> None:
         self.app = app
         self.badges = badges
         self.access = access
+        self.trusted = trusted
+        self.metrics_port = metrics_port
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path")
-        if scope["type"] != "http" or path not in ("/badge/mcp", "/badge/mcp.json") or scope["method"] != "GET":
+        if scope["type"] != "http" or path not in _PATHS or scope["method"] != "GET":
             await self.app(scope, receive, send)
+            return
+        server = scope.get("server")
+        if self.metrics_port is not None and server is not None and server[1] == self.metrics_port:
+            await self.app(scope, receive, send)  # (the metrics port answers /metrics alone)
             return
         started = time.perf_counter()
-        origin, tags = False, []
+        tags = []
         for name, value in scope["headers"]:
             if name == b"origin":
-                origin = True
-            elif name == b"if-none-match":
+                await self.app(scope, receive, send)  # CORS headers are the middleware's
+                return
+            if name == b"if-none-match":
                 tags.append(value.decode("latin-1"))
-        if origin:
-            await self.app(scope, receive, send)
-            return
-        query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
-        status = 500
+        request_id = request_id_of(scope, self.trusted)
+        token = REQUEST_ID.set(request_id)  # (for the access line, and a stale badge's refresh task)
         try:
-            found = await self.badges.lookup(query.get("url", ""), count_miss=False)
-            if not isinstance(found, tuple):  # a miss: limited and probed by the route
-                status = 0  # (logged by the access log below us)
+            try:
+                answer = await self._answer(path, _query(scope["query_string"]), tags)
+            except Exception:
+                logger.warning("badge fast path failed; the route answers", exc_info=True)
+                answer = None
+            if answer is None:  # a miss (limited and probed by the route), or a failure: the stack answers
+                scope[GIVEN] = request_id
                 await self.app(scope, receive, send)
                 return
-            state, modified = found
-            label = self.badges.label_for(query.get("url", ""))
-            if path == "/badge/mcp":
-                body, etag = badge.svg_of(state, query.get("style", "flat"), label)
-                media_type = badge.SVG_TYPE
-            else:
-                body, etag = badge.json_of(state, label)
-                media_type = "application/json"
-            fresh = badge.not_modified(badge.if_none_match(tags), etag)
-            status, headers, content = badge.answer(body, etag, media_type, state, modified, fresh)
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": content})
-        finally:
-            if status:
+            status, headers, content = answer
+            try:
+                headers = (*headers, (HEADER, request_id.encode()))
+                await send({"type": "http.response.start", "status": status, "headers": headers})
+                await send({"type": "http.response.body", "body": content})
+            finally:
                 self.access.write(scope, status, started)
+        finally:
+            REQUEST_ID.reset(token)
+
+    async def _answer(
+        self, path: str, query: Mapping[str, str], tags: list[str]
+    ) -> tuple[int, tuple[tuple[bytes, bytes], ...], bytes] | None:
+        url = query.get("url", "")
+        found = await self.badges.lookup(url, count_miss=False)
+        if not isinstance(found, tuple):
+            return None
+        state, modified = found
+        label = self.badges.label_for(url)
+        if path == "/badge/mcp":
+            body, etag = badge.svg_of(state, query.get("style", "flat"), label)
+            media_type = badge.SVG_TYPE
+        else:
+            body, etag = badge.json_of(state, label)
+            media_type = "application/json"
+        fresh = badge.not_modified(badge.if_none_match(tags), etag)
+        return badge.answer(body, etag, media_type, state, modified, fresh)
+
+
+_PATHS = frozenset({"/badge/mcp", "/badge/mcp.json"})

@@ -166,13 +166,13 @@ class BadgeService:
         metrics = self.services.metrics
         if cached is None:
             if count_miss:
-                metrics.badge_miss.inc()
+                metrics.badge_cache.inc("miss")
             return target
         if not cached.fresh:
-            metrics.badge_stale.inc()
+            metrics.badge_cache.inc("stale")
             self._refresh_in_background(target)
         else:
-            metrics.badge_hit.inc()
+            metrics.badge_cache.inc("hit")
         return cached.state, cached.modified
 
     def label_for(self, url: str) -> str:

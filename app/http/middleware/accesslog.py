@@ -30,12 +30,6 @@ from app.logs import REQUEST_ID, LineHandler
 
 logger = logging.getLogger("mcp_sonde.access")
 
-_JSON_LINE = (
-    '{{"timestamp":"{timestamp}","level":"INFO","logger":"mcp_sonde.access",{request_id}'
-    '"method":{method},"path":{path},"status":{status},"ms":{ms},"client":{client}}}'
-)
-_PLAIN_LINE = "{timestamp} INFO mcp_sonde.access [{request_id}] {method} {path} {status} {ms} ms {client}"
-
 
 @functools.lru_cache(maxsize=1024)
 def _json(value: str | None) -> str:
@@ -108,26 +102,20 @@ class AccessLogger:
         peer = scope.get("client")
         client = (scope_client_ip(scope, self.trusted_proxies),) if self.trusted_proxies and peer else peer
         request_id = REQUEST_ID.get()  # (a token of [A-Za-z0-9._:-]: nothing to escape)
-        stamp, local = _timestamps(time.time())
+        ms = round(seconds * 1000, 1)
         if self.plain:
-            text = _PLAIN_LINE.format(
-                timestamp=local,
-                request_id=request_id or "-",
-                method=scope["method"],
-                path=route or "<unmatched>",
-                status=int(status),
-                ms=round(seconds * 1000, 1),
-                client=client[0] if client else "-",
+            local = _timestamps(time.time())[1]
+            text = (
+                f"{local} INFO mcp_sonde.access [{request_id or '-'}] {scope['method']} "
+                f"{route or '<unmatched>'} {int(status)} {ms} ms {client[0] if client else '-'}"
             )
         else:
-            text = _JSON_LINE.format(
-                timestamp=stamp,
-                request_id=f'"request_id":"{request_id}",' if request_id is not None else "",
-                method=_json(scope["method"]),
-                path=_json(route or "<unmatched>"),
-                status=int(status),
-                ms=round(seconds * 1000, 1),
-                client=_json(client[0] if client else None),
+            stamp = _timestamps(time.time())[0]
+            given = f'"request_id":"{request_id}",' if request_id is not None else ""
+            text = (
+                f'{{"timestamp":"{stamp}","level":"INFO","logger":"mcp_sonde.access",{given}'
+                f'"method":{_json(scope["method"])},"path":{_json(route or "<unmatched>")},"status":{int(status)},'
+                f'"ms":{ms},"client":{_json(client[0] if client else None)}}}'
             )
         handlers = logger.handlers
         if len(handlers) == 1 and isinstance(handlers[0], LineHandler) and not logger.propagate:

@@ -27,12 +27,23 @@ from app.http.middleware.clientip import is_trusted_proxy
 from app.logs import REQUEST_ID
 
 HEADER: Final = b"x-request-id"
+#: The scope key of an id a layer outside this one already gave the request (the badge fast path's).
+GIVEN: Final = "mcp_sonde.request_id"
 _SANE: Final = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
+#: Ids drawn from the CSPRNG at once (one system call per this many requests).
+_BATCH: Final = 256
+_drawn: list[str] = []
+os.register_at_fork(after_in_child=_drawn.clear)  # (a child never repeats its parent's ids)
+
+
 def new_request_id() -> str:
-    """A fresh id: 32 hex digits."""
-    return os.urandom(16).hex()
+    """A fresh id: 32 hex digits from the system's CSPRNG (drawn in batches, each id used once)."""
+    if not _drawn:
+        block = os.urandom(16 * _BATCH).hex()
+        _drawn.extend(block[i : i + 32] for i in range(0, len(block), 32))
+    return _drawn.pop()
 
 
 def request_id_of(scope: Scope, trusted: tuple[Network, ...]) -> str:
@@ -57,7 +68,7 @@ class RequestIds:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = request_id_of(scope, self.trusted)
+        request_id = scope.get(GIVEN) or request_id_of(scope, self.trusted)
         header = (HEADER, request_id.encode("ascii"))
 
         async def with_id(message: Message) -> None:
