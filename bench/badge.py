@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import logging
 import os
-import statistics
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO
 from urllib.parse import quote
 
@@ -36,7 +36,6 @@ import anyio
 import httpx2
 
 from tests.servers.ports import free_port, wait_listening, wait_ready
-
 
 #: Cores of the server under test and of the load generator (when the machine has two or more).
 SERVER_CPU, LOAD_CPU = 0, 1
@@ -107,7 +106,7 @@ def main() -> None:
     bare, headed, sonde = (statistics.median(rates[key]) for key in ("bare", "headed", "sonde"))
     load = f"wrk, {n} s each" if wrk else f"httpx2 client, {n} requests each"
     cores = "server on core 0, load on core 1" if PINNED else "server and load share the one core"
-    print(f"badge benchmark: {load}, {concurrency} connections, median of {repeats}, one uvicorn worker per app, {cores}")
+    print(f"badge benchmark: {load}, {concurrency} connections, median of {repeats}, one uvicorn worker each, {cores}")
     print(f"  bare Starlette route, fixed SVG                     {bare:8.0f} req/s")
     print(f"  bare route, fixed SVG with the badge's headers      {headed:8.0f} req/s")
     print(f"  cached /badge/mcp (mcp-sonde serve, access log on)  {sonde:8.0f} req/s")

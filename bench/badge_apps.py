@@ -1,7 +1,8 @@
 """The apps bench/badge.py compares, each run by ``mcp-sonde``'s uvicorn settings in its own process.
 
 ``bare`` answers every request with one fixed SVG from a plain Starlette route, ``headed`` the
-same with the headers a cached badge carries; ``sonde`` is the service, whose badge for the target is already cached (the benchmark warms it first).
+same with the headers a cached badge carries;
+``sonde`` is the service, whose badge for the target is already cached (the benchmark warms it first).
 """
 
 from __future__ import annotations
