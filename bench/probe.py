@@ -1,9 +1,10 @@
 """Benchmark: one full probe by mcp-sonde against the ``mcp`` SDK's own client doing the same work.
 
 Baseline: ``mcp.Client`` (``mcp`` 2.3.0) connecting (``server/discover`` in auto mode, or
-``initialize`` in legacy mode), listing tools and closing. mcp-sonde's :func:`app.probe.probe`
-does the handshake, ``tools/list`` and session end over the same server. Both run N times
-sequentially against an ``mcp`` SDK server in a separate process; the script prints the
+``initialize`` in legacy mode), listing tools and closing, on an httpx2 client whose SSL
+context is built once per process as ours is (see :func:`bench._servers.sdk_client`).
+mcp-sonde's :func:`app.probe.probe` does the handshake, ``tools/list`` and session end over the
+same server. Both run N times sequentially against an ``mcp`` SDK server in a separate process; the script prints the
 median milliseconds per probe and the ratio (mcp-sonde / SDK; below 1.0 means faster).
 
 Usage: ``python -m bench.probe [N]`` (default N = 200).
@@ -15,13 +16,13 @@ import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from typing import Literal
 
 import anyio
-from mcp import Client
 
 from app.probe import probe
 from app.settings import Settings
-from bench._servers import sdk_fixture_process
+from bench._servers import sdk_client, sdk_fixture_process
 
 
 async def _timed(n: int, once: Callable[[], Awaitable[None]]) -> list[float]:
@@ -38,7 +39,7 @@ async def run(n: int) -> list[tuple[str, float, float, float]]:
     settings = Settings(allow_private=True)
     rows = []
     with sdk_fixture_process() as base:
-        cases = [
+        cases: list[tuple[str, str, Literal["auto", "legacy"]]] = [
             ("modern (stateless JSON)", "stateless-json", "auto"),
             ("legacy (sessions, SSE)", "initialize-only", "legacy"),
         ]
@@ -49,8 +50,8 @@ async def run(n: int) -> list[tuple[str, float, float, float]]:
                 result = await probe(url, settings=settings)
                 assert result.status == "ok", result.reason
 
-            async def sdk(url: str = url, mode: str = mode) -> None:
-                async with Client(url, mode=mode) as client:
+            async def sdk(url: str = url, mode: Literal["auto", "legacy"] = mode) -> None:
+                async with sdk_client(url, mode) as client:
                     tools = await client.list_tools()
                     assert tools.tools
 
