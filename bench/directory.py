@@ -1,7 +1,8 @@
 """Benchmark: the directory at 100,000 servers in PostgreSQL (goal: p95 under 50 ms for a search and for a server page).
 
-The database ``sonde_bench_dir`` on 127.0.0.1:5432 (made again on every run; no other database
-is touched) is migrated with the store's own migrations, then filled in bulk by binary ``COPY``,
+A database of the run's own on 127.0.0.1:5432 (``sonde_bench_dir_<pid>_<random>``, dropped at
+the end; with ``--keep``, ``sonde_bench_dir``, made once and reused; no other database is
+touched) is migrated with the store's own migrations, then filled in bulk by binary ``COPY``,
 never through ``SqlHistory.record``:
 
 - 100,000 servers, each with its latest run and 14 days of uptime counters; 3,000 distinct tool
@@ -55,12 +56,13 @@ from app.history.records import Day
 from app.http import create_app
 from app.settings import Settings
 from app.suite.category import rules
-from bench._database import made_anew
+from bench._database import dropped, made, run_name
 from tests.servers.uvicorn_thread import serve
 
 NOBODY = Identity(None, None, None, None, None, 0)  # (a server no registry entry lists)
 
-DATABASE = "sonde_bench_dir"
+#: The database ``--keep`` makes once and reuses (without it, each run makes and drops its own).
+KEPT = "sonde_bench_dir"
 SERVERS = 100_000
 TOOLSETS = 3_000
 GATEWAY_SERVERS = 5_000
@@ -92,10 +94,10 @@ def _names(rng: random.Random, keywords: list[str], count: int) -> list[str]:
     return [f"{rng.choice(VERBS)}_{rng.choice(keywords)}_{n}" for n in range(count)]
 
 
-async def build(url: str, now: datetime) -> float:
-    """Make and fill the database (see the module docs); seconds it took."""
+async def build(url: str, name: str, now: datetime) -> float:
+    """Make and fill the database ``name`` (see the module docs); seconds it took."""
     started = time.monotonic()
-    await made_anew(DATABASE)
+    await made(name)
     await migrate.upgrade(url)
     rng = random.Random(16)
     table = rules()
@@ -224,11 +226,28 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=90)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
-    url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{DATABASE}"
+    name = KEPT if args.keep else run_name("sonde_bench_dir")
+    url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
     now = datetime.now(UTC).replace(microsecond=0)
-    if not args.keep:
-        print(f"making {DATABASE}: {SERVERS:,} servers ...", flush=True)
-        print(f"  made in {asyncio.run(build(url, now)):.1f} s", flush=True)
+    if not args.keep or not asyncio.run(_exists(name)):
+        print(f"making {name}: {SERVERS:,} servers ...", flush=True)
+        print(f"  made in {asyncio.run(build(url, name, now)):.1f} s", flush=True)
+    try:
+        _measure(args, url)
+    finally:
+        if not args.keep:
+            asyncio.run(dropped(name))
+
+
+async def _exists(name: str) -> bool:
+    connection = await asyncpg.connect("postgresql://postgres@127.0.0.1:5432/postgres", timeout=5)
+    try:
+        return bool(await connection.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name))
+    finally:
+        await connection.close()
+
+
+def _measure(args: argparse.Namespace, url: str) -> None:
     limit = "10000000/minute"
     settings = Settings(
         database_url=SecretStr(url),

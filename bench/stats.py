@@ -1,6 +1,7 @@
 """Bench of the statistics page: ``/stats`` over 100,000 servers in PostgreSQL.
 
-A database of its own, ``sonde_bench_stats`` (made anew each run, at the newest schema by the
+A database of its own, ``sonde_bench_stats_<pid>_<random>`` (made each run and dropped after, at the
+newest schema by the
 store's migrations), is filled in bulk by binary ``COPY`` (never through ``record``): 100,000
 servers with 3 runs each (the newest is the server's latest; statuses, reasons, handshake
 paths, protocol versions, protected resource metadata and tool counts drawn with fixed weights
@@ -40,9 +41,9 @@ from app.db import migrate
 from app.http.pages.stats import stats_page
 from app.http.routes.stats import stats as stats_route
 from app.settings import Settings
-from bench._database import made_anew
+from bench._database import dropped, made, run_name
 
-DATABASE = "sonde_bench_stats"
+DATABASE = run_name("sonde_bench_stats")
 GOAL_P95_MS = 200.0
 #: (status, reason, weight) of a server's newest run.
 OUTCOMES = (
@@ -148,7 +149,7 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--servers", type=int, default=100_000)
     args = parser.parse_args()
-    await made_anew(DATABASE)
+    await made(DATABASE)
     url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{DATABASE}"
     await migrate.upgrade(url)
     now = datetime.now(UTC)
@@ -178,6 +179,7 @@ async def main() -> None:
     finally:
         await services.aclose()
         scratch.cleanup()
+        await dropped(DATABASE)
 
 
 if __name__ == "__main__":
