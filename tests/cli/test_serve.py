@@ -127,7 +127,7 @@ def test_healthz_answers_while_the_service_is_built_and_readyz_once_it_is(tmp_pa
     port = free_port()
     process = launch("serve", "--port", str(port), env={"MCP_SONDE_DATA_DIR": str(tmp_path)}, preamble=SLOW_BUILD)
     try:
-        wait_listening(port, process, timeout_s=60)
+        wait_listening(port, process)
         health = httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=10)
         ready = httpx2.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
         check = httpx2.post(f"http://127.0.0.1:{port}/v1/mcp/check", json={"url": "https://a.example/mcp"}, timeout=10)

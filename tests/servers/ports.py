@@ -14,8 +14,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_listening(port: int, process: subprocess.Popen[bytes] | None = None, timeout_s: float = 20.0) -> None:
-    """Wait until 127.0.0.1:``port`` accepts connections.
+#: Seconds a server may take to listen: ``serve`` has taken 25 to 31 s on a loaded 2-core machine.
+LISTEN_S = 90.0
+
+
+def wait_listening(port: int, process: subprocess.Popen[bytes] | None = None, timeout_s: float = LISTEN_S) -> None:
+    """Wait until 127.0.0.1:``port`` accepts connections (at once when ``process`` exits first).
 
     Raises:
         RuntimeError: not listening within ``timeout_s`` seconds, or ``process`` exited.
@@ -27,7 +31,12 @@ def wait_listening(port: int, process: subprocess.Popen[bytes] | None = None, ti
                 return
         except OSError:
             if time.monotonic() > deadline or (process is not None and process.poll() is not None):
-                raise RuntimeError(f"nothing listens on 127.0.0.1:{port}") from None
+                why = (
+                    f"exited with status {process.returncode}"
+                    if process is not None and process.poll() is not None
+                    else f"not within {timeout_s:g} s"
+                )
+                raise RuntimeError(f"nothing listens on 127.0.0.1:{port}: {why}") from None
             time.sleep(0.05)
 
 
