@@ -1,9 +1,12 @@
-"""Benchmark: resident memory of the embedded store filled with 100,000 distinct badge entries.
+"""Benchmark: resident memory of the embedded store written with 100,000 entries of 2 kB each.
 
-Each entry is what the badge cache writes (the key of the URL and its compact JSON), for a
-distinct URL of 2 kB, through :class:`app.store.memory.MemoryStore` with the default bound of
-``memory_store_max_bytes``. Prints the RSS of this process before (everything imported, an
-empty store) and after, beside the bound. Goal: RSS after under the bound plus the baseline.
+Each entry is keyed as the badge cache keys it (the hash of a distinct URL of 2 kB, so keys
+are short whatever the URL) and its value is a badge entry whose message is padded to 2 kB, so
+the bytes written (about 200 MB) pass the default bound of ``memory_store_max_bytes`` (64 MB)
+three times over and the store must evict to keep within it. Written through
+:class:`app.store.memory.MemoryStore` with that bound. Prints the entries kept, the bytes the
+store counts, and the RSS of this process before (everything imported, an empty store) and
+after, beside the bound. Goal: RSS after under the bound plus the baseline.
 
 Usage: ``python -m bench.store [N]`` (default 100000).
 """
@@ -27,14 +30,23 @@ def rss_mb() -> float:
     return pages * 4096 / 1e6
 
 
-async def fill(store: MemoryStore, n: int) -> None:
-    """Write ``n`` badge entries for distinct 2 kB URLs."""
+#: Bytes of each value written.
+VALUE_BYTES = 2048
+
+
+async def fill(store: MemoryStore, n: int) -> int:
+    """Write ``n`` entries of 2 kB for distinct 2 kB URLs; the bytes written."""
+    written = 0
     for i in range(n):
         url = f"https://mcp-{i:06d}.example.com/"
         url += "p" * (2048 - len(url))
-        entry = {"state": "ok", "message": "ok", "color": "brightgreen", "modified": "Tue, 01 Dec 2026 10:00:00 GMT"}
+        entry = {"state": "ok", "message": "", "color": "brightgreen", "modified": "Tue, 01 Dec 2026 10:00:00 GMT"}
         entry["fresh_until"] = time.time() + 86_400  # type: ignore[assignment]
-        await store.set(key("badge", url), json.dumps(entry).encode(), 172_800)
+        entry["message"] = "m" * (VALUE_BYTES - len(json.dumps(entry)))
+        value = json.dumps(entry).encode()
+        await store.set(key("badge", url), value, 172_800)
+        written += len(value)
+    return written
 
 
 def main() -> None:
@@ -43,9 +55,9 @@ def main() -> None:
     bound = Settings().memory_store_max_bytes
     store = MemoryStore(max_bytes=bound)
     baseline = rss_mb()
-    asyncio.run(fill(store, n))
+    written = asyncio.run(fill(store, n))
     after = rss_mb()
-    print(f"store benchmark: {n} distinct badge URLs of 2 kB in the embedded store (bound {bound / 1e6:.0f} MB)")
+    print(f"store benchmark: {n} entries of 2 kB ({written / 1e6:.0f} MB written), bound {bound / 1e6:.0f} MB")
     print(f"  entries kept   {len(store._values)}   counted {store.size_bytes / 1e6:.1f} MB")
     print(f"  RSS            {baseline:.0f} MB before, {after:.0f} MB after (goal < {baseline + bound / 1e6:.0f} MB)")
 
