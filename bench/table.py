@@ -71,7 +71,7 @@ def rows_for(name: str, out: str) -> list[tuple[str, str, str, str]]:
         return _attest_rows(out)
     if name == "store":
         after, goal = first(out, r"MB before, (\d+) MB after"), first(out, r"goal < (\d+) MB")
-        return [("embedded store, 100,000 entries of 2 kB", f"{after} MB RSS", f"goal < {goal} MB (bound + baseline)", "-")]
+        return [("embedded store, 100,000 of 2 kB", f"{after} MB RSS", f"goal < {goal} MB (bound + baseline)", "-")]
     if name == "api":
         direct, work = first(out, r"probe\(\) directly\s+(\d+)"), first(out, r"run_check\(\) directly\s+(\d+)")
         service = first(out, r"POST /v1/mcp/check\s+(\d+)")
