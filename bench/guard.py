@@ -93,13 +93,13 @@ def check(items: list[Goal]) -> tuple[list[tuple[str, ...]], bool]:
         if failed is not None or found is None:
             passed = False
             why = failed or f"its output has no figure for {item.pattern!r}"
-            rows.append((item.label, "failed", f"{item.goal:g}", f"{item.main:g}", "-", f"FAIL: {why}"))
+            rows.append((item.label, "failed", f"{item.goal:g}", f"{item.main:g}", "-", f"FAIL, {why}"))
             continue
         figure = float(found.group(1))
-        verdict = "meets goal" if item.met(figure) else "below goal"
+        verdict = "pass, meets goal" if item.met(figure) else "pass, misses goal"
         if not item.within(figure):
             passed = False
-            verdict = "FAIL: gross regression"
+            verdict = "FAIL, gross regression (past the bound)"
         side = ">=" if item.better == "higher" else "<="
         rows.append(
             (
@@ -121,6 +121,10 @@ def main() -> int:
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     for row in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    print(
+        "(bound: the worst figure that passes: half of the goal, or of main's figure when main misses the goal,"
+        " for a ratio; twice it for a time or a size; the seconds are the benchmark's run)"
+    )
     print("guard: every figure within its bound" if passed else "guard: FAILED (see the rows above)")
     return 0 if passed else 1
 
