@@ -166,6 +166,7 @@ def serve(settings: Settings) -> int:
     from uvicorn.supervisors import Multiprocess
 
     from app.http.starting import Starting, StartupFailed
+    from app.http.wire import BoundedHttpTools
 
     logging_config = service_logging(settings.log_format)
     logging.config.dictConfig(logging_config)  # (so the lines of the start are the service's)
@@ -183,7 +184,7 @@ def serve(settings: Settings) -> int:
         "limit_concurrency": settings.limit_concurrency,
         "timeout_keep_alive": 5,
         "server_header": False,  # (no "Server: uvicorn": what runs the service is not the client's business)
-        "http": "httptools",  # (llhttp: strict framing, and unknown methods are refused with 400 before the app)
+        "http": BoundedHttpTools,  # (httptools: strict framing, unknown methods refused with 400; heads bounded)
     }
     try:
         if settings.workers > 1:

@@ -30,14 +30,29 @@ from app.logs import REQUEST_ID
 logger = logging.getLogger(__name__)
 
 
-#: Query strings remembered parsed (README views repeat the same few badge URLs).
-_QUERIES = 1024
+#: Query strings remembered parsed (README views repeat the same few badge URLs); with the bound
+#: below, what is remembered takes at most about 512 x 16 kB.
+_QUERIES = 512
+#: Longest query string remembered: a badge's ``url`` is at most 2,048 characters (``url_too_long``),
+#: percent-encoded at most three times that, and a style; longer ones are parsed each time.
+_REMEMBERED_BYTES = 8 * 1024
 
 
-@functools.lru_cache(maxsize=_QUERIES)
 def _query(raw: bytes) -> Mapping[str, str]:
-    """The fields of a query string (the last of a repeated name), parsed once per distinct string."""
-    return MappingProxyType(dict(parse_qsl(raw.decode("latin-1"), keep_blank_values=True)))
+    """The fields a badge reads (``url``, ``style``; the last of a repeated name) of a query string;
+    short strings parsed once per distinct string, and only those two fields kept."""
+    return _remembered(raw) if len(raw) <= _REMEMBERED_BYTES else _parsed(raw)
+
+
+def _parsed(raw: bytes) -> Mapping[str, str]:
+    fields = dict(parse_qsl(raw.decode("latin-1"), keep_blank_values=True))
+    return MappingProxyType({name: fields[name] for name in _READ if name in fields})
+
+
+_READ = ("url", "style")
+
+
+_remembered = functools.lru_cache(maxsize=_QUERIES)(_parsed)
 
 
 class BadgeHits:
