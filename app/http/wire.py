@@ -41,10 +41,6 @@ class BoundedHttpTools(HttpToolsProtocol):
             self.transport.write(_TOO_LARGE)
             self.transport.close()
 
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        self._in_head = True
-
     def on_headers_complete(self) -> None:
         self._in_head, self._head_bytes = False, 0
         super().on_headers_complete()
