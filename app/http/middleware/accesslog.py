@@ -40,18 +40,26 @@ def _json(value: str | None) -> str:
 _second: list[tuple[int, str, str]] = [(-1, "", "")]
 
 
-def _timestamps(now: float) -> tuple[str, str]:
-    """``now`` as python-json-logger writes it (ISO 8601 in UTC with microseconds) and as
-    :class:`logging.Formatter` writes ``asctime`` (local time, milliseconds); the part up to
-    the second is built once per second."""
-    whole = int(now)
+def _seconds(whole: int) -> tuple[int, str, str]:
+    """The parts of both stamps up to the second (built once per second)."""
     cached = _second[0]
     if cached[0] != whole:
         utc = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
         cached = (whole, utc, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(whole)))
         _second[0] = cached
-    micros = int((now - whole) * 1_000_000)
-    return f"{cached[1]}.{micros:06d}+00:00", f"{cached[2]},{micros // 1000:03d}"
+    return cached
+
+
+def _utc_stamp(now: float) -> str:
+    """``now`` as python-json-logger writes it (ISO 8601 in UTC with microseconds)."""
+    whole = int(now)
+    return f"{_seconds(whole)[1]}.{int((now - whole) * 1_000_000):06d}+00:00"
+
+
+def _local_stamp(now: float) -> str:
+    """``now`` as :class:`logging.Formatter` writes ``asctime`` (local time, milliseconds)."""
+    whole = int(now)
+    return f"{_seconds(whole)[2]},{int((now - whole) * 1_000_000) // 1000:03d}"
 
 
 #: A path parameter as ``re.escape`` leaves it (``\\{name\\}``).
@@ -104,13 +112,13 @@ class AccessLogger:
         request_id = REQUEST_ID.get()  # (a token of [A-Za-z0-9._:-]: nothing to escape)
         ms = round(seconds * 1000, 1)
         if self.plain:
-            local = _timestamps(time.time())[1]
+            local = _local_stamp(time.time())
             text = (
                 f"{local} INFO mcp_sonde.access [{request_id or '-'}] {scope['method']} "
                 f"{route or '<unmatched>'} {int(status)} {ms} ms {client[0] if client else '-'}"
             )
         else:
-            stamp = _timestamps(time.time())[0]
+            stamp = _utc_stamp(time.time())
             given = f'"request_id":"{request_id}",' if request_id is not None else ""
             text = (
                 f'{{"timestamp":"{stamp}","level":"INFO","logger":"mcp_sonde.access",{given}'
