@@ -20,6 +20,12 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 
+def arrived_on(scope: Scope, port: int | None) -> bool:
+    """Whether an HTTP request came in on local port ``port`` (``scope["server"]``, which no header changes)."""
+    server = scope.get("server")
+    return port is not None and server is not None and server[1] == port
+
+
 class MetricsPort:
     """ASGI: requests to the metrics port go to ``metrics``, the others to ``app`` (see the module docs)."""
 
@@ -29,8 +35,7 @@ class MetricsPort:
         self.port = port
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        server = scope.get("server")
-        if scope["type"] == "http" and server is not None and server[1] == self.port:
+        if scope["type"] == "http" and arrived_on(scope, self.port):
             await self.metrics(scope, receive, send)
         else:
             await self.app(scope, receive, send)

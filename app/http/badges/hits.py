@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.checking.clients import Network
 from app.http.badges import drawing as badge
 from app.http.badges.route import BadgeService
+from app.http.edge import arrived_on
 from app.http.middleware.accesslog import AccessLogger
 from app.http.middleware.requestid import GIVEN, HEADER, request_id_of
 from app.logs import REQUEST_ID
@@ -84,8 +85,7 @@ class BadgeHits:
         if scope["type"] != "http" or path not in _PATHS or scope["method"] != "GET":
             await self.app(scope, receive, send)
             return
-        server = scope.get("server")
-        if self.metrics_port is not None and server is not None and server[1] == self.metrics_port:
+        if arrived_on(scope, self.metrics_port):
             await self.app(scope, receive, send)  # (the metrics port answers /metrics alone)
             return
         started = time.perf_counter()
