@@ -36,7 +36,6 @@ import hmac
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpcore2
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -44,6 +43,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from app import jsonsafe
 from app.errors import SondeError
 from app.guard import Resolver
+from app.net.dial import Dialler
 from app.net.fetch import FetchFailed, fetch_document
 
 WELL_KNOWN_PATH = "/.well-known/mcp-sonde.json"
@@ -128,7 +128,7 @@ async def fetch_well_known(
     allow_private: bool,
     timeout_s: float = FETCH_TIMEOUT_S,
     ca_bundle: str | None = None,
-    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    network_backend: Dialler | None = None,
     user_agent: str | None = None,
 ) -> bytes:
     """The well-known document at ``url``, fetched within the bounds of the module docs.
@@ -170,7 +170,7 @@ async def prove(
     allow_private: bool,
     timeout_s: float = FETCH_TIMEOUT_S,
     ca_bundle: str | None = None,
-    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    network_backend: Dialler | None = None,
     user_agent: str | None = None,
 ) -> None:
     """Fetch the proof document of the server's host and check that it lists ``token``.

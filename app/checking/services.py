@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import anyio
-import httpcore2
 from x402.schemas import ResourceInfo, SettleResponse
 
 from app.attest.keyring import keyring_of
@@ -38,6 +37,7 @@ from app.history.store import SqlHistory
 from app.monitors.pricing import block_price, monitor_resource
 from app.monitors.store import MonitorStore
 from app.net.agent import user_agent
+from app.net.dial import Dialler
 from app.optout import OptOutList
 from app.payment import HttpFacilitator, Payment, PaymentGate
 from app.probe import ProbeResult
@@ -94,7 +94,7 @@ class Services:
     stats: StatsSnapshots
     directory: Directory
     baselines: Baselines
-    network_backend: httpcore2.AsyncNetworkBackend | None = field(default=None)
+    network_backend: Dialler | None = field(default=None)
     tracing: Tracing = field(default_factory=lambda: Tracing(enabled=False))
 
     async def probe_target(self, target: ResolvedTarget, mode: CheckMode) -> ProbeResult:
@@ -261,7 +261,7 @@ def build_services(
     settings: Settings,
     *,
     resolver: Resolver | None = None,
-    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    network_backend: Dialler | None = None,
     tracer_provider: TracerProvider | None = None,
 ) -> Services:
     """Build the collaborators for one app instance (``tracer_provider``: see :class:`Tracing`)."""

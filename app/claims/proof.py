@@ -18,13 +18,12 @@ Policy (after the registry's HTTP namespace verification and lookupd's domain ch
 
 from __future__ import annotations
 
-import httpcore2
-
 from app.baselines.proof import FETCH_REFUSALS, MAX_TOKENS, WELL_KNOWN_PATH, fetch_well_known, listed_tokens, lists
 from app.claims.dns import DnsUnanswered, TxtLookup, published, record_name, record_text
 from app.db.tables.owners import DNS_TXT
 from app.errors import SondeError
 from app.guard import Resolver
+from app.net.dial import Dialler
 from app.net.fetch import FetchFailed
 
 
@@ -111,7 +110,7 @@ async def verify_claim(
     resolver: Resolver,
     allow_private: bool,
     ca_bundle: str | None = None,
-    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    network_backend: Dialler | None = None,
     user_agent: str | None = None,
 ) -> None:
     """Check the proof of a claim of ``host`` by ``method``: the TXT record (:func:`verify_dns`),

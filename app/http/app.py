@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-import httpcore2
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -39,6 +38,7 @@ from app.http.problems import handle_api_error, handle_store_error, problem_page
 from app.http.routes import attestations, baseline, changes, claims, diff, directory, monitors, servers, stats
 from app.http.routes import ops as routes
 from app.logs import flush_all
+from app.net.dial import Dialler
 from app.payment.supported import FacilitatorUnsupported
 from app.settings import Settings, get_settings
 from app.store import StoreError
@@ -104,7 +104,7 @@ def create_app(
     settings: Settings | None = None,
     *,
     resolver: Resolver | None = None,
-    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    network_backend: Dialler | None = None,
     tracer_provider: TracerProvider | None = None,
 ) -> Starlette:
     """Build the service.

@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import httpcore2
-
 from app.attest.signer import Attestor
 from app.checking.metrics import Metrics
 from app.checking.runner import CheckRunner
 from app.checking.services import Services
 from app.guard import Resolver
 from app.history.store import History
+from app.net.dial import Dialler
 from app.net.fetch import Fetched, fetch_document
 from app.optout.known import KnownOptOuts
 from app.queue.handlers import Registry
@@ -98,7 +97,7 @@ class JobContext:
         return self.services.resolver
 
     @property
-    def network_backend(self) -> httpcore2.AsyncNetworkBackend | None:
+    def network_backend(self) -> Dialler | None:
         """The socket backend under the pinned transport (tests pass a loopback one)."""
         return self.services.network_backend
 

@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import httpcore2
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.attest.keyring import KeyRing
@@ -22,6 +21,7 @@ from app.guard import Resolver
 from app.history.store import History
 from app.monitors.source import MonitorSource
 from app.monitors.store import MonitorStore
+from app.net.dial import Dialler
 from app.queue.model import WEBHOOK, Job, Source
 from app.settings import Settings
 from app.webhooks.deliver import WebhookDeliverer
@@ -61,7 +61,7 @@ def register(
     ring: KeyRing,
     settings: Settings,
     resolver: Resolver,
-    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    network_backend: Dialler | None = None,
 ) -> Registered:
     """Add the ``monitor`` and ``webhook`` sources and the ``webhook`` handler to ``registry``.
 

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from urllib.parse import urljoin
 
 import anyio
-import httpcore2
 import httpx2
 
 from app.errors import SondeError, TargetRefused
 from app.guard import ResolutionFailed, Resolver, TargetUrl, check_url, resolve_target
+from app.net.dial import Dialler
 from app.net.fields import single_value
+from app.net.h1.response import Response
 from app.net.transport import PinnedBackend, build_transport
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -60,7 +61,7 @@ async def fetch_document(
     timeout_s: float,
     redirects: int = 0,
     ca_bundle: str | None = None,
-    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    network_backend: Dialler | None = None,
     headers: dict[str, str] | None = None,
 ) -> Fetched:
     """GET ``url`` (see the module docs).
@@ -97,7 +98,7 @@ async def _fetch(
     max_bytes: int,
     redirects: int,
     ca_bundle: str | None,
-    network_backend: httpcore2.AsyncNetworkBackend | None,
+    network_backend: Dialler | None,
     headers: dict[str, str],
 ) -> Fetched:
     try:
@@ -111,7 +112,7 @@ async def _fetch(
     try:
         async with transport:
             for hop in range(redirects + 1):
-                response = await transport.handle_async_request(httpx2.Request("GET", current.url, headers=sent))
+                response = await transport.request("GET", httpx2.URL(current.url), sent)
                 try:
                     status = response.status_code
                     if status in REDIRECTS and hop == redirects:
@@ -148,7 +149,7 @@ def _same_origin(target: TargetUrl, current: TargetUrl, location: str | None, al
     return following
 
 
-async def _body(response: httpx2.Response, max_bytes: int) -> bytes:
+async def _body(response: Response, max_bytes: int) -> bytes:
     body = bytearray()
     async for chunk in response.aiter_raw():
         body += chunk

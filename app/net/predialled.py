@@ -1,23 +1,19 @@
-"""A network backend that hands the first connection to one address a socket dialled earlier.
+"""A dialler that hands the first connection to one address a socket dialled earlier.
 
 The command line dials its target while it is still importing the probe (:mod:`app.cli.predial`),
-so the first packet does not wait for those imports. This backend sits inside the pinned
+so the first packet does not wait for those imports. This dialler sits inside the pinned
 backend (:class:`app.net.transport.PinnedBackend` passes it the addresses the guard cleared):
-the first ``connect_tcp`` to exactly the address and port dialled takes that socket; every
-other connection, and that one too when the socket was closed by the server meanwhile, is
-dialled by the inner backend as usual. A socket never taken is closed with :meth:`aclose`.
+the first connection to exactly the address and port dialled takes that socket; every other
+connection, and that one too when the socket was closed by the server meanwhile, is dialled
+by the inner dialler as usual. A socket never taken is closed with :meth:`aclose`.
 """
 
 from __future__ import annotations
 
 import select
 import socket
-from collections.abc import Iterable
 
-import anyio
-import httpcore2
-from anyio.abc import SocketStream
-from httpcore2._backends.anyio import AnyIOStream
+from app.net.dial import Dialler, SocketDialler
 
 
 def _still_open(sock: socket.socket) -> bool:
@@ -29,53 +25,29 @@ def _still_open(sock: socket.socket) -> bool:
         return False
 
 
-class PreDialled(httpcore2.AsyncNetworkBackend):
-    """``inner`` (default httpcore2's anyio backend), but ``sock``, connected to ``address:port``,
-    for the first connection to it."""
+class PreDialled:
+    """``inner`` (default: the real network), but ``sock`` (connected to ``address:port``) the first time."""
 
-    def __init__(
-        self, sock: socket.socket, address: str, port: int, inner: httpcore2.AsyncNetworkBackend | None = None
-    ) -> None:
+    def __init__(self, sock: socket.socket, address: str, port: int, inner: Dialler | None = None) -> None:
         self._sock: socket.socket | None = sock
         self._key = (address, port)
-        self._inner = inner or httpcore2.AnyIOBackend()
+        self._inner = inner or SocketDialler()
         self.taken = False
 
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
+    async def connect_tcp(self, address: str, port: int, timeout: float) -> socket.socket:  # noqa: ASYNC109
         sock, self._sock = self._sock, None
-        if sock is not None and (host, port) == self._key and local_address is None and _still_open(sock):
+        if sock is not None and (address, port) == self._key and _still_open(sock):
             try:
                 sock.setblocking(False)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                for option in socket_options or ():
-                    sock.setsockopt(*option)
-                stream = await SocketStream.from_socket(sock)
             except OSError:
                 sock.close()
             else:
                 self.taken = True
-                return AnyIOStream(stream)
+                return sock
         elif sock is not None:
             sock.close()
-        return await self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
-        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        return await self._inner.connect_unix_socket(path, timeout, socket_options)
-
-    async def sleep(self, seconds: float) -> None:
-        await anyio.sleep(seconds)
+        return await self._inner.connect_tcp(address, port, timeout)
 
     def aclose(self) -> None:
         """Close the socket if no connection took it."""

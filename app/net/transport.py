@@ -1,16 +1,17 @@
-"""An httpx2 transport that only ever dials addresses the guard already checked.
+"""The HTTP/1.1 transport of a probe or fetch, which only ever dials addresses the guard already checked.
 
 Policy: the probe resolves a host once (:mod:`app.guard.target`) and *pins* the answer here.
-:class:`PinnedBackend` is an httpcore2 network backend whose ``connect_tcp`` looks the
-request's host up in that pin table and dials the pinned address: it never resolves a name,
-and a host that was not pinned cannot be reached at all. The URL keeps its host name, so the
+:class:`PinnedBackend` looks a connection's host up in that pin table and dials the pinned
+addresses in order through a :class:`~app.net.dial.Dialler`: it never resolves a name, and a
+host that was not pinned cannot be reached at all. The URL keeps its host name, so the
 ``Host`` header and the TLS SNI / certificate name check stay the host name (RFC 9110
 section 7.2, RFC 6066 section 3). The first connection to each host waits for the caller's
 start turn (:mod:`app.net.pace`).
 
-Requests go straight to the transport built by :func:`build_transport` (no client layer), so
-no cookie is ever stored or sent, proxy environment variables are never read, redirects are
-never followed, and only HTTP/1.1 is spoken.
+:class:`PinnedTransport` sends one request at a time per connection (:mod:`app.net.h1`), at
+most :data:`MAX_CONNECTIONS` connections in all. There is no client layer above it: no cookie
+is ever stored or sent, no proxy variable is read, no redirect is followed, no content coding
+is undone (the caller decodes and caps, :mod:`app.probe.body`), and only HTTP/1.1 is spoken.
 """
 
 from __future__ import annotations
@@ -18,39 +19,45 @@ from __future__ import annotations
 import functools
 import socket
 import ssl
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any
 
-import httpcore2
 import httpx2
 
 from app.guard.addresses import IPAddress
+from app.net.dial import Dialler, SocketDialler, open_connection
+from app.net.h1.connection import Connection
+from app.net.h1.head import request_head
+from app.net.h1.pool import ConnectionPool, Origin
+from app.net.h1.response import Response
 from app.net.pace import Pace
 from app.net.warm import WarmPool
 
+#: Told whether a request reached the wire (``True``) or a step before failed (``False``).
+Written = Callable[[bool], Awaitable[None]]
 
-class PinnedBackend(httpcore2.AsyncNetworkBackend):
-    """Network backend that maps host names to pre-checked addresses.
+
+class PinnedBackend:
+    """Opens connections to host names at pre-checked addresses only.
 
     Args:
         pins: host (lower-case ASCII host name, or IP address text) -> addresses to dial, in
             order. Add hosts later with :meth:`pin` after they pass the guard.
-        inner: the backend that opens the socket to an IP address (default: httpcore2's
-            anyio backend). Tests may pass another real backend to observe the dialled address.
+        inner: connects the sockets (default: the real network). Tests pass one that routes
+            to loopback.
         pace: asked before the first connection to each host (:mod:`app.net.pace`).
     """
 
     def __init__(
         self,
         pins: Mapping[str, Iterable[IPAddress]] | None = None,
-        inner: httpcore2.AsyncNetworkBackend | None = None,
+        inner: Dialler | None = None,
         pace: Pace | None = None,
     ) -> None:
         self._pins: dict[str, tuple[str, ...]] = {}
         self._pace = pace
         self._contacted: set[str] = set()
-        self._inner = inner or httpcore2.AnyIOBackend()
+        self._inner = inner or SocketDialler()
         self.dialled: list[tuple[str, int]] = []
         self.warm = WarmPool()
         self._deferred: dict[tuple[str, int], Callable[[], bool]] = {}
@@ -65,27 +72,27 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         """``True`` when ``host`` may be dialled."""
         return host.lower() in self._pins
 
-    async def connect_tcp(
+    async def connect(
         self,
         host: str,
         port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        """A warm connection to ``host:port`` if one was dialled ahead; else dial the pinned addresses in order.
+        tls: tuple[ssl.SSLContext, str] | None,
+        timeout: float,  # noqa: ASYNC109
+    ) -> Connection:
+        """A warm connection to ``host:port`` if one was dialled ahead; else one dialled at the pinned addresses.
 
         Raises:
-            httpcore2.ConnectError: the host was never pinned, or no address accepted.
-            httpcore2.ConnectTimeout: the last address tried timed out.
+            httpx2.ConnectError: the host was never pinned, no address accepted, or TLS failed.
+            httpx2.ConnectTimeout: the last address tried, or the TLS handshake, timed out.
         """
         key = (host.lower().strip("[]"), port)
         deferred = self._deferred.pop(key, None)
-        warm = await self.warm.claim(key)
-        stream = warm or await self._dial(key[0], port, timeout, local_address, socket_options)
+        connection = await self.warm.claim(key)
+        if connection is None:
+            connection = await open_connection(await self.connect_tcp(key[0], port, timeout), tls, timeout)
         if deferred is not None:  # asked for before the first connection: dial it beside that one's TLS
             deferred()
-        return stream
+        return connection
 
     async def settle(self) -> None:
         """No more overlapping requests: close what was dialled ahead and forget what was asked for."""
@@ -99,7 +106,6 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         *,
         tls: tuple[ssl.SSLContext, str] | None,
         timeout: float,
-        socket_options: Any,
         after_next: bool = False,
         room: Callable[[], bool] = lambda: True,
     ) -> bool:
@@ -114,25 +120,25 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         if key[0] not in self._pins or self.warm.pending(key):
             return False
 
-        async def dial() -> httpcore2.AsyncNetworkStream:
-            return await self._dial(key[0], port, timeout, None, socket_options)
+        async def open_() -> Connection:
+            return await open_connection(await self.connect_tcp(key[0], port, timeout), tls, timeout)
 
         if after_next:
-            self._deferred[key] = lambda: room() and self.warm.start(key, dial, tls, timeout)
+            self._deferred[key] = lambda: room() and self.warm.start(key, open_, timeout)
             return True
-        return self.warm.start(key, dial, tls, timeout)
+        return self.warm.start(key, open_, timeout)
 
-    async def _dial(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None,  # noqa: ASYNC109 (httpcore2's interface)
-        local_address: str | None,
-        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None,
-    ) -> httpcore2.AsyncNetworkStream:
+    async def connect_tcp(self, host: str, port: int, timeout: float) -> socket.socket:  # noqa: ASYNC109
+        """A socket connected to the first pinned address of ``host`` that accepts (no TLS, no HTTP).
+
+        Raises:
+            httpx2.ConnectError, httpx2.ConnectTimeout: as :meth:`connect`.
+            PaceRefused: no start turn for a first contact came in time.
+        """
+        host = host.lower().strip("[]")
         addresses = self._pins.get(host)
         if not addresses:
-            raise httpcore2.ConnectError(f"host {host!r} was not cleared by the target guard")
+            raise httpx2.ConnectError(f"host {host!r} was not cleared by the target guard")
         pace = self._pace if host not in self._contacted else None
         last_error: Exception | None = None
         for address in addresses:
@@ -140,35 +146,20 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
                 await pace.dialling(host)  # (raises PaceRefused: not contacted)
             self.dialled.append((address, port))
             try:
-                stream = await self._inner.connect_tcp(
-                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
-                )
-            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
+                sock = await self._inner.connect_tcp(address, port, timeout)
+            except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
                 last_error = exc
                 continue
             if pace is not None:  # connected: held again for the TLS handshake and the first write
                 try:
                     await pace.dialling(host)
                 except BaseException:  # (PaceRefused, or cancelled: the connection is not used)
-                    await stream.aclose()
+                    sock.close()
                     raise
                 self._contacted.add(host)
-            return stream
+            return sock
         assert last_error is not None
         raise last_error
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
-        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        """Unix sockets are never a probe target."""
-        raise httpcore2.ConnectError("unix sockets are not probed")
-
-    async def sleep(self, seconds: float) -> None:
-        """Delegate to the inner backend."""
-        await self._inner.sleep(seconds)
 
 
 @functools.lru_cache(maxsize=8)
@@ -192,42 +183,84 @@ def _no_trust_context() -> ssl.SSLContext:
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
-_SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-#: Connections to one host at most (our politeness limit; a warm one counts).
+#: Connections open at once at most, for all hosts (our politeness limit; a warm one counts).
 MAX_CONNECTIONS = 2
+#: Seconds an idle connection is kept for the next request.
+KEEPALIVE_S = 5.0
 
 
-class PinnedTransport(httpx2.AsyncHTTPTransport):
-    """The probe's transport: the pin table's backend under an HTTP/1.1 pool of at most two connections."""
+class PinnedTransport:
+    """The pin table's backend under an HTTP/1.1 pool of at most two connections."""
 
     def __init__(self, backend: PinnedBackend, ssl_context: ssl.SSLContext, connect_timeout_s: float) -> None:
-        super().__init__(verify=ssl_context, trust_env=False)
         self._backend = backend
         self._ssl_context = ssl_context
         self._connect_timeout_s = connect_timeout_s
-        self._pool = httpcore2.AsyncConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=MAX_CONNECTIONS,
-            max_keepalive_connections=MAX_CONNECTIONS,
-            keepalive_expiry=5.0,
-            http1=True,
-            http2=False,
-            retries=0,
-            socket_options=_SOCKET_OPTIONS,
-            network_backend=backend,
-        )
+        self._pool = ConnectionPool(self._open, max_connections=MAX_CONNECTIONS, keepalive_s=KEEPALIVE_S)
+
+    async def request(
+        self,
+        method: str,
+        url: httpx2.URL,
+        headers: Mapping[str, str],
+        content: bytes | None = None,
+        *,
+        read_timeout: float | None = None,
+        pool_timeout: float | None = None,
+        written: Written | None = None,
+    ) -> Response:
+        """Send one request and return once the final response's head arrived.
+
+        ``read_timeout``: seconds between two reads (the head's and the body's); ``written``:
+        told once the request is on the wire, or that a step before failed.
+
+        Raises:
+            httpx2.HTTPError: connecting, writing or reading the head failed (see :mod:`app.net.h1`).
+        """
+        head = request_head(method, url.raw_path, url.netloc, headers, content)
+        origin: Origin = (url.scheme, url.raw_host.decode("ascii"), url.port or _default_port(url.scheme))
+        try:
+            connection = await self._pool.acquire(origin, pool_timeout)
+        except Exception:
+            if written is not None:
+                await written(False)
+            raise
+        try:
+            connection.send(head + content if content else head)
+        except Exception:
+            self._pool.release(connection, False, origin)
+            if written is not None:
+                await written(False)
+            raise
+        if written is not None:
+            await written(True)
+        try:
+            status, fields = await connection.receive_head(read_timeout)
+        except BaseException:
+            self._pool.release(connection, connection.finished(), origin)
+            raise
+        release = functools.partial(self._release, origin=origin)
+        return Response(status, httpx2.Headers(fields), connection, release, read_timeout)
+
+    def _release(self, connection: Connection, reusable: bool, *, origin: Origin) -> None:
+        self._pool.release(connection, reusable, origin)
+
+    async def _open(self, origin: Origin) -> Connection:
+        scheme, host, port = origin
+        tls = (self._ssl_context, host) if scheme == "https" else None
+        return await self._backend.connect(host, port, tls, self._connect_timeout_s)
 
     def preconnect(self, url: httpx2.URL) -> bool:
         """Open one more connection to ``url``'s origin ahead of need, unless that would make three."""
-        open_now = len(self._pool.connections)
+        open_now = self._pool.open_count
         if open_now >= MAX_CONNECTIONS:
             return False
-        port = url.port or (443 if url.scheme == "https" else 80)
-        host = url.raw_host.decode("ascii")  # as httpcore2 dials it (IDNA), and as it was pinned
+        port = url.port or _default_port(url.scheme)
+        host = url.raw_host.decode("ascii")  # (IDNA), as it was pinned
         tls = (self._ssl_context, host) if url.scheme == "https" else None
         return self._backend.preconnect(
-            host, port, tls=tls, timeout=self._connect_timeout_s, socket_options=_SOCKET_OPTIONS,
-            after_next=open_now == 0, room=lambda: len(self._pool.connections) < MAX_CONNECTIONS,
+            host, port, tls=tls, timeout=self._connect_timeout_s,
+            after_next=open_now == 0, room=lambda: self._pool.open_count < MAX_CONNECTIONS,
         )  # fmt: skip
 
     def warm_died(self) -> bool:
@@ -235,8 +268,12 @@ class PinnedTransport(httpx2.AsyncHTTPTransport):
         return self._backend.warm.take_death()
 
     async def aclose(self) -> None:
-        await super().aclose()
+        """Close every connection, and those dialled ahead."""
+        await self._pool.aclose()
         await self._backend.settle()
+
+    async def __aenter__(self) -> PinnedTransport:
+        return self
 
     async def __aexit__(
         self,
@@ -244,24 +281,23 @@ class PinnedTransport(httpx2.AsyncHTTPTransport):
         exc_value: BaseException | None = None,
         traceback: TracebackType | None = None,
     ) -> None:
-        await super().__aexit__(exc_type, exc_value, traceback)
-        await self._backend.settle()
+        await self.aclose()
+
+
+def _default_port(scheme: str) -> int:
+    return 443 if scheme == "https" else 80
 
 
 def build_transport(
     backend: PinnedBackend, *, ca_bundle: str | None, tls: bool = True, connect_timeout_s: float = 5.0
 ) -> PinnedTransport:
-    """The httpx2 transport of one probe, dialling only through ``backend``.
-
-    The probe sends requests on the transport itself (:class:`app.probe.exchange.Exchanger`),
-    not through an ``httpx2.AsyncClient``: there is no cookie jar, no redirect handling and no
-    proxy lookup to switch off, because none of them exists on this path.
+    """The transport of one probe or fetch, dialling only through ``backend``.
 
     Args:
         backend: the pin table.
         ca_bundle: optional extra trusted CAs (PEM path).
         tls: ``False`` for a plain-http target (development switch only): no trust store is loaded.
-        connect_timeout_s: budget of a connection dialled ahead of need (see :mod:`app.net.warm`).
+        connect_timeout_s: budget of each connection's TCP connect and TLS handshake.
     """
     context = build_ssl_context(ca_bundle) if tls else _no_trust_context()
     return PinnedTransport(backend, context, connect_timeout_s)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,8 +40,9 @@ import httpx2
 
 from app import jsonsafe
 from app.net.fields import single_value
+from app.net.h1.response import Response
 from app.net.pace import Pace
-from app.net.transport import PinnedTransport
+from app.net.transport import PinnedTransport, Written
 from app.probe.body import BodyKind, CappedDecoder, UnsupportedEncoding, kind_from_header, sniff
 from app.probe.jsonrpc import JsonObject, error_of, id_type_changed, matches
 from app.probe.sse import SseEvent, SseParser
@@ -280,7 +281,7 @@ class Exchanger:
 
     def __init__(
         self,
-        transport: httpx2.AsyncBaseTransport,
+        transport: PinnedTransport,
         *,
         user_agent: str,
         connect_timeout_s: float,
@@ -345,8 +346,7 @@ class Exchanger:
 
     def preconnect(self, url: str) -> None:
         """Dial one more connection to ``url``'s origin now, for a request soon to overlap another."""
-        if isinstance(self.transport, PinnedTransport):
-            self.transport.preconnect(self._url(url))
+        self.transport.preconnect(self._url(url))
 
     def _url(self, url: str) -> httpx2.URL:
         parsed = self._urls.get(url)
@@ -354,7 +354,7 @@ class Exchanger:
             parsed = self._urls[url] = httpx2.URL(url)
         return parsed
 
-    async def open(self, method: str, url: str, *, headers: dict[str, str], timeout_s: float) -> httpx2.Response:
+    async def open(self, method: str, url: str, *, headers: dict[str, str], timeout_s: float) -> Response:
         """Send a body-less request and return as soon as the response headers arrived.
 
         The body is left unread for the caller to stream, with no read timeout (an event
@@ -378,63 +378,56 @@ class Exchanger:
         read_timeout_s: float | None,
         on_sent: Callable[[], None] | None = None,
         retry: bool = True,
-    ) -> httpx2.Response:
-        limits = {"connect": self._connect_timeout_s, "read": read_timeout_s, "write": self._read_timeout_s}
-        limits["pool"] = self._read_timeout_s
-        extensions: dict[str, Any] = {"timeout": limits}
+    ) -> Response:
         parsed = self._url(url)
         first: str | None = None  # (the host, while no request to it has been written yet)
         if self._pace is not None and (host := parsed.raw_host.decode("ascii").lower()) not in self._sent_to:
             first = host
-        if on_sent is not None or first is not None:
-            extensions["trace"] = self._written(on_sent, first)
+        written = self._written(on_sent, first) if on_sent is not None or first is not None else None
+        fields = self._base_headers | headers
         while True:
-            request = httpx2.Request(
-                method, parsed, headers=self._base_headers | headers, content=content, extensions=extensions
-            )
             try:
-                response = await self.transport.handle_async_request(request)
+                response = await self.transport.request(
+                    method, parsed, fields, content,
+                    read_timeout=read_timeout_s, pool_timeout=self._read_timeout_s, written=written,
+                )  # fmt: skip
             except _RETRYABLE:
-                if isinstance(self.transport, PinnedTransport) and self.transport.warm_died():
+                if self.transport.warm_died():
                     continue  # a connection dialled ahead was dropped while it waited: not the server's answer
                 if not retry or self.retries_left <= 0:
                     raise
                 self.retries_left -= 1
                 continue
-            response.request = request
-            if parsed.scheme == "https":  # (asking a plain socket for its TLS object builds a dict each time)
+            if parsed.scheme == "https":
                 self._note_tls(response)
             return response
 
-    def _written(
-        self, on_sent: Callable[[], None] | None, first_to: str | None
-    ) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
-        """An httpcore2 ``trace`` callback: once the request's body is on the wire it calls
-        ``on_sent``; then, and whenever a step of sending it failed (connect, TLS, writing) before
-        a first request to host ``first_to`` was written, it tells the pace of that contact."""
+    def _written(self, on_sent: Callable[[], None] | None, first_to: str | None) -> Written:
+        """Told by the transport once the request is on the wire (``True``) or a step before failed:
+        calls ``on_sent`` once it is written; then, and whenever a step of sending it failed
+        (connect, TLS, writing) before a first request to host ``first_to`` was written, it tells
+        the pace of that contact."""
 
-        async def trace(event: str, info: dict[str, Any]) -> None:
-            written = event == "http11.send_request_body.complete"
-            if written and on_sent is not None:
+        async def written(ok: bool) -> None:
+            if ok and on_sent is not None:
                 on_sent()
-            if (written or event.endswith(".failed")) and first_to is not None and first_to not in self._sent_to:
-                if written:
+            if first_to is not None and first_to not in self._sent_to:
+                if ok:
                     self._sent_to.add(first_to)
                 assert self._pace is not None
                 await self._pace.contacted(first_to)
 
-        return trace
+        return written
 
-    def _note_tls(self, response: httpx2.Response) -> None:
+    def _note_tls(self, response: Response) -> None:
         if self.peer_certificate_der is not None:
             return
-        stream = response.extensions.get("network_stream")
-        ssl_object = stream.get_extra_info("ssl_object") if stream is not None else None
+        ssl_object = response.ssl_object
         if ssl_object is not None:
             self.peer_certificate = ssl_object.getpeercert() or None
             self.peer_certificate_der = ssl_object.getpeercert(binary_form=True)
 
-    def _start(self, response: httpx2.Response, expect_id: int | None, scope: anyio.CancelScope) -> _Reading:
+    def _start(self, response: Response, expect_id: int | None, scope: anyio.CancelScope) -> _Reading:
         reply = Reply(status=response.status_code, headers=response.headers)
         # (lines that disagree declare nothing: the body is sniffed; the conversation notes the conflict)
         reply.declared_kind = kind_from_header(single_value(response.headers, "content-type"))
@@ -446,7 +439,7 @@ class Exchanger:
         return _Reading(_Reader(reply, expect_id), decoder, scope)
 
     @staticmethod
-    async def _consume(response: httpx2.Response, reading: _Reading) -> None:
+    async def _consume(response: Response, reading: _Reading) -> None:
         """Feed the body to the reader until our response, the cap or the end."""
         decoder, reader = reading.decoder, reading.reader
         if decoder is None:

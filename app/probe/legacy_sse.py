@@ -23,6 +23,7 @@ import httpx2
 
 from app import jsonsafe
 from app.net.fields import single_value
+from app.net.h1.response import Response
 from app.probe.body import CappedDecoder, UnsupportedEncoding, kind_from_header
 from app.probe.exchange import REPLY_DEPTH, Exchanger, Reply
 from app.probe.jsonrpc import JsonObject, id_key, is_response
@@ -64,7 +65,7 @@ class EventStream:
         truncated: the byte cap was reached.
     """
 
-    def __init__(self, response: httpx2.Response, cap: int) -> None:
+    def __init__(self, response: Response, cap: int) -> None:
         self._response = response
         self._cap = cap
         self.endpoint: str | None = None
@@ -137,7 +138,7 @@ class EventStream:
 
 async def open_event_stream(
     exchanger: Exchanger, url: str, timeout_s: float, headers: dict[str, str] | None = None
-) -> tuple[httpx2.Response, bool]:
+) -> tuple[Response, bool]:
     """GET ``url`` as an event stream. Returns the open response and whether it is an SSE stream.
 
     Raises:

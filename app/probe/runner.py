@@ -23,7 +23,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import anyio
-import httpcore2
 
 from app import __version__
 from app.errors import SondeError, TargetRefused
@@ -37,6 +36,7 @@ from app.guard import (
     resolve_target,
 )
 from app.net.agent import CLIENT_NAME, user_agent
+from app.net.dial import Dialler
 from app.net.pace import Pace, PaceRefused
 from app.net.transport import PinnedBackend, build_transport
 from app.probe.classify import Verdict
@@ -90,7 +90,7 @@ async def probe(
     light: bool = False,
     settings: Settings | None = None,
     resolver: Resolver | None = None,
-    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    network_backend: Dialler | None = None,
     resolved: ResolvedTarget | None = None,
 ) -> ProbeResult:
     """Check one MCP endpoint live; see :func:`observe` (this is its result alone)."""
@@ -106,7 +106,7 @@ async def observe(
     light: bool = False,
     settings: Settings | None = None,
     resolver: Resolver | None = None,
-    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    network_backend: Dialler | None = None,
     resolved: ResolvedTarget | None = None,
     credentials: Mapping[str, str] | None = None,
     observer: Callable[[str], None] | None = None,
@@ -121,7 +121,7 @@ async def observe(
         settings: defaults to :func:`app.settings.get_settings`.
         resolver: defaults to :class:`app.guard.SystemResolver`.
         network_backend: the backend that opens sockets to the checked addresses (tests
-            may pass another real one to observe dialling); defaults to httpcore2's.
+            may pass another real one to observe dialling); defaults to the real network.
         resolved: the target as the caller already resolved and checked it (the service does
             this to refuse a URL before charging); the probe then dials these addresses and
             does not look the host up again.
@@ -168,7 +168,7 @@ async def observe(
 class _Plan:
     settings: Settings
     resolver: Resolver | None
-    network_backend: httpcore2.AsyncNetworkBackend | None
+    network_backend: Dialler | None
     deadline: float
     end_reserve: float
     credentials: dict[str, str]

@@ -13,11 +13,13 @@ import ssl
 from datetime import UTC, datetime
 
 import anyio
-import httpcore2
+import httpx2
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.net.dial import open_connection
+from app.net.transport import PinnedBackend
 from app.probe.text import clean_text
 
 
@@ -75,25 +77,19 @@ def certificate_facts(der: bytes, *, verified: bool, now: datetime | None = None
     return info
 
 
-async def read_unverified_certificate(
-    backend: httpcore2.AsyncNetworkBackend, host: str, port: int, timeout_s: float
-) -> bytes | None:
+async def read_unverified_certificate(backend: PinnedBackend, host: str, port: int, timeout_s: float) -> bytes | None:
     """Connect through ``backend`` (pinned), complete a TLS handshake without verification, return the leaf DER."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
     with anyio.move_on_after(timeout_s):
         try:
-            stream = await backend.connect_tcp(host, port, timeout=timeout_s)
-        except (httpcore2.ConnectError, httpcore2.ConnectTimeout, OSError):
+            sock = await backend.connect_tcp(host, port, timeout_s)
+            connection = await open_connection(sock, (context, host), timeout_s)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout, OSError):
             return None
-        try:
-            tls = await stream.start_tls(context, server_hostname=host, timeout=timeout_s)
-            ssl_object = tls.get_extra_info("ssl_object")
-            der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
-            await tls.aclose()
-            return der if isinstance(der, bytes) else None
-        except (httpcore2.ConnectError, httpcore2.ConnectTimeout, httpcore2.ReadError, OSError, ssl.SSLError):
-            await stream.aclose()
-            return None
+        ssl_object = connection.ssl_object
+        der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+        connection.close()
+        return der if isinstance(der, bytes) else None
     return None

@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlencode
 
-import httpcore2
-
 from app import __version__
 from app.errors import SondeError, TargetRefused
 from app.guard import Resolver, ResolverBusy
+from app.net.dial import Dialler
 from app.net.fetch import FetchFailed, fetch_document
 
 LIST_PATH = "/v0.1/servers"
@@ -46,7 +45,7 @@ class PageClient:
     max_bytes: int
     page_limit: int
     ca_bundle: str | None = None
-    network_backend: httpcore2.AsyncNetworkBackend | None = None
+    network_backend: Dialler | None = None
     user_agent: str = f"mcp-sonde/{__version__}"
 
     def page_url(self, cursor: str | None, updated_since: datetime | None) -> str:

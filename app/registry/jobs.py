@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-import httpcore2
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -24,6 +23,7 @@ from app.db.tables.registry import registry_sync
 from app.errors import SondeError
 from app.guard import Resolver
 from app.net.agent import user_agent
+from app.net.dial import Dialler
 from app.queue.model import REGISTRY_SYNC, Job, Outcome, Source
 from app.registry.client import PageClient
 from app.registry.sync import SyncLimits, SyncReport, ensure_state, registry_key, run_sync
@@ -104,7 +104,7 @@ class RegistryMirror:
         engine: AsyncEngine,
         settings: Settings,
         resolver: Resolver,
-        network_backend: httpcore2.AsyncNetworkBackend | None = None,
+        network_backend: Dialler | None = None,
     ) -> None:
         self.engine = engine
         self.settings = settings
@@ -141,7 +141,7 @@ def register(
     engine: AsyncEngine,
     settings: Settings,
     resolver: Resolver,
-    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    network_backend: Dialler | None = None,
 ) -> tuple[RegistrySyncSource, SweepSource, RegistryMirror]:
     """Add the ``registry`` and ``sweep`` sources and the ``registry_sync`` handler to ``registry``.
 

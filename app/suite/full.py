@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
-import httpcore2
 
 from app.guard import ResolutionFailed, ResolvedTarget, Resolver, TargetUrl
+from app.net.dial import Dialler
 from app.net.pace import Pace
 from app.probe.credentials import Credentials
 from app.probe.evidence import Evidence
@@ -45,7 +45,7 @@ async def full_check(
     *,
     settings: Settings,
     resolver: Resolver | None = None,
-    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    network_backend: Dialler | None = None,
     resolved: ResolvedTarget | None = None,
     credentials: Credentials | None = None,
     observer: Callable[[str], None] | None = None,

@@ -21,12 +21,12 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-import httpcore2
 from standardwebhooks import Webhook
 
 from app.db.tables.webhooks import DELIVERED, FAILED, PENDING
 from app.guard import Resolver
 from app.net.agent import user_agent
+from app.net.dial import Dialler
 from app.optout import OptOutList
 from app.queue.model import Job
 from app.settings import Settings
@@ -72,7 +72,7 @@ class WebhookDeliverer:
         secrets: WebhookSecrets,
         settings: Settings,
         resolver: Resolver,
-        network_backend: httpcore2.AsyncNetworkBackend | None = None,
+        network_backend: Dialler | None = None,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.store = store

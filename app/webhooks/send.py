@@ -17,11 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import anyio
-import httpcore2
 import httpx2
 
 from app.errors import TargetRefused
 from app.guard import ResolutionFailed, Resolver, ResolverBusy, check_url, resolve_target
+from app.net.dial import Dialler
+from app.net.h1.response import Response
 from app.net.transport import PinnedBackend, build_transport
 
 #: Reasons an attempt ends with, besides the target guard's refusals.
@@ -56,7 +57,7 @@ async def post(
     timeout_s: float,
     read_bytes: int,
     ca_bundle: str | None = None,
-    network_backend: httpcore2.AsyncNetworkBackend | None = None,
+    network_backend: Dialler | None = None,
 ) -> Sent:
     """POST ``body`` to ``url`` (see the module docs); never raises for what the network does."""
     try:
@@ -73,8 +74,7 @@ async def post(
             transport = build_transport(backend, ca_bundle=ca_bundle, tls=target.scheme == "https")
             sent = headers | {"content-type": "application/json", "accept-encoding": "identity"}
             async with transport:
-                request = httpx2.Request("POST", target.url, headers=sent, content=body)
-                response = await transport.handle_async_request(request)
+                response = await transport.request("POST", httpx2.URL(target.url), sent, body)
                 try:
                     await _drain(response, read_bytes)
                 finally:
@@ -91,7 +91,7 @@ async def post(
     return Sent(status, "delivered" if 200 <= status < 300 else "http_status")
 
 
-async def _drain(response: httpx2.Response, read_bytes: int) -> None:
+async def _drain(response: Response, read_bytes: int) -> None:
     """Read at most ``read_bytes`` of the answer, and drop them."""
     seen = 0
     async for chunk in response.aiter_raw():

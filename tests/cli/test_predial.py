@@ -58,12 +58,13 @@ def test_an_early_connection_the_server_closed_is_replaced_by_a_fresh_dial() -> 
             while select.select([early], [], [], 0.05)[0] == [] and time.monotonic() < deadline:
                 pass
             backend = PreDialled(early, "127.0.0.1", port)
-            stream = await backend.connect_tcp("127.0.0.1", port, timeout=10)
+            sock = await backend.connect_tcp("127.0.0.1", port, timeout=10)
             served, _ = listener.accept()
-            with served:
+            with served, sock:
                 served.sendall(b"fresh")
-                answer = await stream.read(5, timeout=10)
-            await stream.aclose()
+                with anyio.fail_after(10):
+                    await anyio.wait_readable(sock)
+                answer = sock.recv(5)
             return answer, backend.taken
 
     answer, taken = anyio.run(main)
@@ -76,8 +77,8 @@ def test_the_early_socket_is_only_for_its_own_address_and_is_closed_when_unused(
             port = listener.getsockname()[1]
             early = socket.create_connection(("127.0.0.1", port))
             backend = PreDialled(early, "127.0.0.2", port)  # (dialled to another address than asked for)
-            stream = await backend.connect_tcp("127.0.0.1", port, timeout=10)
-            await stream.aclose()
+            sock = await backend.connect_tcp("127.0.0.1", port, timeout=10)
+            sock.close()
             return backend.taken, early.fileno()
 
     taken, fileno = anyio.run(main)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import anyio.to_thread
+import httpx2
 import pytest
 import trustme
 
@@ -280,8 +281,8 @@ async def test_discover_answered_with_connection_close_over_tls_never_makes_thre
 
 async def test_a_warm_connection_the_server_dropped_before_answering_is_counted_once() -> None:
     """Such a connection gives its request a retry of its own (see Exchanger._send_with_retry)."""
-    import httpcore2
-
+    from app.net.dial import SocketDialler, open_connection
+    from app.net.h1.connection import Connection
     from app.net.warm import WarmPool
 
     listener = socket.create_server(("127.0.0.1", 0))
@@ -297,18 +298,20 @@ async def test_a_warm_connection_the_server_dropped_before_answering_is_counted_
     pool = WarmPool()
     try:
 
-        async def dial() -> httpcore2.AsyncNetworkStream:
-            return await httpcore2.AnyIOBackend().connect_tcp("127.0.0.1", port)
+        async def dial() -> Connection:
+            return await open_connection(await SocketDialler().connect_tcp("127.0.0.1", port, 5.0), None, 5.0)
 
-        assert pool.start(("127.0.0.1", port), dial, None, 2.0)
-        stream = await pool.claim(("127.0.0.1", port))
-        assert stream is not None and pool.died == 0
-        await stream.write(b"POST /mcp HTTP/1.1\r\n\r\n")
-        for _ in range(2):
-            with contextlib.suppress(httpcore2.ReadError):  # (a reset, or the end of the stream)
-                assert await stream.read(100) == b""  # dropped before any answer
-            assert pool.died == 1  # (told once)
-        await stream.aclose()
+        assert pool.start(("127.0.0.1", port), dial, 2.0)
+        connection = await pool.claim(("127.0.0.1", port))
+        assert connection is not None and pool.died == 0
+        with contextlib.suppress(httpx2.RemoteProtocolError, httpx2.ReadError):  # (dropped before any answer)
+            connection.send(b"POST /mcp HTTP/1.1\r\nHost: x\r\n\r\n")
+            await connection.receive_head(5.0)
+            raise AssertionError("a head arrived from a server that only closes")
+        assert pool.died == 1
+        connection.close()
+        await anyio.sleep(0.05)
+        assert pool.died == 1  # (told once)
     finally:
         await pool.aclose()
         thread.join()
@@ -316,19 +319,19 @@ async def test_a_warm_connection_the_server_dropped_before_answering_is_counted_
 
 
 async def test_a_warm_connection_that_idled_too_long_is_not_used() -> None:
-    import httpcore2
-
     from app.net import warm
+    from app.net.dial import SocketDialler, open_connection
+    from app.net.h1.connection import Connection
 
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
     pool = warm.WarmPool()
     try:
 
-        async def dial() -> httpcore2.AsyncNetworkStream:
-            return await httpcore2.AnyIOBackend().connect_tcp("127.0.0.1", port)
+        async def dial() -> Connection:
+            return await open_connection(await SocketDialler().connect_tcp("127.0.0.1", port, 5.0), None, 5.0)
 
-        assert pool.start(("127.0.0.1", port), dial, None, 2.0)
+        assert pool.start(("127.0.0.1", port), dial, 2.0)
         await anyio.sleep(0.1)
         original, warm.MAX_IDLE_S = warm.MAX_IDLE_S, 0.05
         try:

@@ -12,11 +12,10 @@ import datetime
 import ipaddress
 import socket
 import ssl
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import httpcore2
+import httpx2
 import trustme
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -24,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from app.guard import IPAddress
+from app.net.dial import SocketDialler
 
 PUBLIC = ipaddress.ip_address("93.184.215.14")
 
@@ -45,26 +45,19 @@ class FixedResolver:
         return self.answers[host]
 
 
-class LoopbackNat(httpcore2.AnyIOBackend):
+class LoopbackNat(SocketDialler):
     """Dials ``(public address, port)`` pairs from ``routes`` on loopback; refuses all else."""
 
     def __init__(self, routes: dict[tuple[str, int], int]) -> None:
         self.routes = routes
         self.dialled: list[tuple[str, int]] = []
 
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        self.dialled.append((host, port))
-        local_port = self.routes.get((host, port))
+    async def connect_tcp(self, address: str, port: int, timeout: float = 5.0) -> socket.socket:  # noqa: ASYNC109
+        self.dialled.append((address, port))
+        local_port = self.routes.get((address, port))
         if local_port is None:
-            raise httpcore2.ConnectError("refused by the test network: no route")
-        return await super().connect_tcp("127.0.0.1", local_port, timeout, local_address, socket_options)
+            raise httpx2.ConnectError("refused by the test network: no route")
+        return await super().connect_tcp("127.0.0.1", local_port, timeout)
 
 
 def server_context(ca: trustme.CA, *names: str, **validity: datetime.datetime) -> ssl.SSLContext:
