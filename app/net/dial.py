@@ -15,9 +15,11 @@ answer in time, ``ConnectTimeout``; refused, unreachable or a failed TLS handsha
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
 import ssl
+from collections.abc import AsyncIterator
 from typing import Protocol
 
 import httpx2
@@ -44,20 +46,10 @@ class SocketDialler:
     async def connect_tcp(self, address: str, port: int, timeout: float) -> socket.socket:  # noqa: ASYNC109
         family = socket.AF_INET6 if ipaddress.ip_address(address).version == 6 else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
+        async with _connecting(sock, timeout, f"no answer from {address} port {port} in time"):
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            async with asyncio.timeout(timeout):
-                await asyncio.get_running_loop().sock_connect(sock, (address, port))
-        except TimeoutError:
-            sock.close()
-            raise httpx2.ConnectTimeout(f"no answer from {address} port {port} in time") from None
-        except OSError as exc:
-            sock.close()
-            raise httpx2.ConnectError(f"{exc.strerror or type(exc).__name__}") from exc
-        except BaseException:
-            sock.close()
-            raise
+            await asyncio.get_running_loop().sock_connect(sock, (address, port))
         return sock
 
 
@@ -75,21 +67,28 @@ async def open_connection(
         httpx2.ConnectTimeout: the handshake took longer than ``timeout`` seconds.
     """
     loop = asyncio.get_running_loop()
+    async with _connecting(sock, timeout, "the TLS handshake did not finish in time"):
+        if tls is None:
+            _, protocol = await loop.create_connection(Connection, sock=sock)
+        else:
+            _, protocol = await loop.create_connection(
+                Connection, sock=sock, ssl=tls[0], server_hostname=tls[1], ssl_handshake_timeout=timeout + 1
+            )
+    return protocol
+
+
+@contextlib.asynccontextmanager
+async def _connecting(sock: socket.socket, timeout: float, late: str) -> AsyncIterator[None]:  # noqa: ASYNC109
+    """At most ``timeout`` seconds; on any failure ``sock`` is closed and the failure told in httpx2's terms."""
     try:
         async with asyncio.timeout(timeout):
-            if tls is None:
-                _, protocol = await loop.create_connection(Connection, sock=sock)
-            else:
-                _, protocol = await loop.create_connection(
-                    Connection, sock=sock, ssl=tls[0], server_hostname=tls[1], ssl_handshake_timeout=timeout + 1
-                )
+            yield
     except TimeoutError:
         sock.close()
-        raise httpx2.ConnectTimeout("the TLS handshake did not finish in time") from None
+        raise httpx2.ConnectTimeout(late) from None
     except OSError as exc:  # (ssl.SSLError is one)
         sock.close()
         raise httpx2.ConnectError(f"{exc.strerror or exc}") from exc
     except BaseException:
         sock.close()
         raise
-    return protocol
