@@ -184,6 +184,7 @@ def serve(settings: Settings) -> int:
         "limit_concurrency": settings.limit_concurrency,
         "timeout_keep_alive": 5,
         "server_header": False,  # (no "Server: uvicorn": what runs the service is not the client's business)
+        "ws": "none",  # (no WebSocket routes: an upgrade is plain HTTP; uvicorn's WebSocket log wrote queries)
         "http": BoundedHttpTools,  # (httptools: strict framing, unknown methods refused with 400; heads bounded)
     }
     try:

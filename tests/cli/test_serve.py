@@ -273,3 +273,24 @@ def test_regression_answers_on_a_kept_alive_connection_do_not_wait_for_delayed_a
     asyncio.run(run())
     assert listener.proto == socket.IPPROTO_TCP
     assert nodelay == [1]
+
+
+def test_regression_a_websocket_upgrade_is_answered_as_http_and_its_query_string_never_logged() -> None:
+    """uvicorn's WebSocket protocol wrote each upgrade's path with its query string to the log."""
+    port = free_port()
+    process = launch("serve", "--port", str(port))
+    try:
+        wait_ready(port, process)
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+            conn.sendall(
+                b"GET /mcp?token=sekrit-value HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+                b"Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+                b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+            )
+            answer = conn.recv(65536)
+        process.send_signal(signal.SIGTERM)
+    finally:
+        code, out, err = finish(process)
+    assert code == 0, err
+    assert answer.startswith(b"HTTP/1.1 ") and not answer.startswith(b"HTTP/1.1 101")  # no WebSocket is opened
+    assert b"sekrit-value" not in out + err
