@@ -90,7 +90,9 @@ class WarmPool:
         try:
             connection = await asyncio.shield(task)
         except asyncio.CancelledError:
-            if not task.done():  # our caller was cancelled: the dial stops and its socket is closed
+            if task.done():  # our caller was cancelled as the dial finished: its connection is closed
+                _close_result(task)
+            else:  # our caller was cancelled: the dial stops and its socket is closed
                 task.cancel()
                 self._orphans.add(task)
                 task.add_done_callback(self._close_orphan)

@@ -4,8 +4,9 @@ Policy (RFC 9112):
 - One request at a time (section 9.3: no pipelining). Bytes that arrive while no request is
   in flight, or after the response ended, make the connection unusable for another request.
 - The response head is bounded and tidied first (:mod:`app.net.h1.head`); interim 1xx
-  responses (RFC 9110 section 15.2) are skipped; ``101`` ends the exchange (the connection
-  is not reused).
+  responses (RFC 9110 section 15.2) are skipped, at most :data:`MAX_INTERIM` of them; ``101``
+  ends the exchange (the connection is not reused). What follows the response in the same
+  bytes is never read as part of it.
 - A body framed by neither ``Content-Length`` nor chunked coding ends when the connection
   does (section 6.3, rule 8). A body framed otherwise that the connection cuts short is a
   framing fault (``RemoteProtocolError`` after the head: the caller reads what arrived).
@@ -37,6 +38,8 @@ from app.net.h1.head import HEAD_LIMIT, head_end, normalised
 #: Unread body bytes above which reading from the socket pauses, and below which it resumes.
 HIGH_WATER = 256 * 1024
 LOW_WATER = 64 * 1024
+#: Interim (1xx) responses read before a final one at most; a server sending more is refused.
+MAX_INTERIM = 16
 _CLOSED = "Server disconnected without sending a response."
 
 
@@ -60,6 +63,7 @@ class Connection(asyncio.Protocol):
         self._fields: list[tuple[bytes, bytes]] = []
         self._status = 0
         self._framed = False
+        self._interim = 0
         self._headers_done = False
         self._message_done = False
         self._reusable = True
@@ -96,13 +100,21 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._end(exc)
 
-    # llhttp callbacks
+    # llhttp callbacks (llhttp goes on to parse what follows a message in the same bytes: a
+    # second message is never ours, and only makes the connection unusable)
+
+    def on_message_begin(self) -> None:
+        if self._message_done:
+            self._reusable = False
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._fields.append((name, value))
+        if not self._message_done:
+            self._fields.append((name, value))
 
     def on_headers_complete(self) -> None:
         assert self._parser is not None
+        if self._message_done:
+            return
         status = self._parser.get_status_code()
         if 100 <= status < 200 and status != 101:
             self._fields = []  # an interim response: the final one follows
@@ -113,6 +125,8 @@ class Connection(asyncio.Protocol):
         self._wake()
 
     def on_body(self, body: bytes) -> None:
+        if self._message_done:
+            return
         self._body.append(body)
         self._buffered += len(body)
         if self._buffered > HIGH_WATER and not self._paused and self._transport is not None:
@@ -121,7 +135,7 @@ class Connection(asyncio.Protocol):
         self._wake()
 
     def on_message_complete(self) -> None:
-        if self._headers_done:
+        if self._headers_done and not self._message_done:
             self._message_done = True
             self._wake()
 
@@ -150,7 +164,7 @@ class Connection(asyncio.Protocol):
             raise self._error or httpx2.RemoteProtocolError(_CLOSED)
         self._busy, self._in_head = True, True
         self._headers_done = self._message_done = False
-        self._fields, self._status, self._framed = [], 0, False
+        self._fields, self._status, self._framed, self._interim = [], 0, False, 0
         self._parser = httptools.HttpResponseParser(self)
         self._parser.set_dangerous_leniencies(lenient_optional_cr_before_lf=True)
         self._transport.write(data)
@@ -198,20 +212,12 @@ class Connection(asyncio.Protocol):
         return done
 
     def close(self) -> None:
-        """Close the connection (at once; nothing more is read).
+        """Close the connection at once: nothing more is read, nothing unsent is sent.
 
-        A TLS connection is dropped without waiting for the peer's ``close_notify`` (RFC 8446
-        section 6.1 lets the closing side go without it): a server that never answers one would
-        hold the socket open until asyncio's shutdown timeout.
+        Its socket is closed now, never left waiting on a peer: a TLS connection goes without
+        waiting for the peer's ``close_notify`` (RFC 8446 section 6.1 lets the closing side),
+        which a server that never sends one would hold until asyncio's shutdown timeout.
         """
-        self._reusable, self.on_drop = False, None
-        if self._transport is not None and self._transport.get_extra_info("sslcontext") is not None:
-            self._transport.abort()
-        elif self._transport is not None and not self._transport.is_closing():
-            self._transport.close()
-
-    def abort(self) -> None:
-        """Drop the connection without a TLS close (its peer is gone or misbehaved)."""
         self._reusable, self.on_drop = False, None
         if self._transport is not None:
             self._transport.abort()
@@ -219,30 +225,31 @@ class Connection(asyncio.Protocol):
     # internals
 
     def _scan_head(self, data: bytes) -> None:
-        if not self._head:
-            data = data.lstrip(b"\r\n")
-            if not data:
+        while True:  # (a loop, not recursion: one packet may hold thousands of interim heads)
+            if not self._head:
+                data = data.lstrip(b"\r\n")
+                if not data:
+                    return
+            start = max(0, len(self._head) - 2)
+            self._head += data
+            end = head_end(self._head, start)
+            if end < 0 or end > HEAD_LIMIT:
+                if len(self._head) > HEAD_LIMIT:
+                    self._fail(httpx2.RemoteProtocolError("the response head is too large"))
                 return
-        start = max(0, len(self._head) - 2)
-        self._head += data
-        end = head_end(self._head, start)
-        if end < 0:
-            if len(self._head) > HEAD_LIMIT:
-                self._fail(httpx2.RemoteProtocolError("the response head is too large"))
-            return
-        head, rest = bytes(self._head[:end]), bytes(self._head[end:])
-        self._head.clear()
-        if end > HEAD_LIMIT:
-            self._fail(httpx2.RemoteProtocolError("the response head is too large"))
-            return
-        self._in_head = False
-        self._feed(normalised(head))
-        if not self._headers_done and self._error is None:
+            head, data = bytes(self._head[:end]), bytes(self._head[end:])
+            self._head.clear()
+            self._in_head = False
+            self._feed(normalised(head))
+            if self._headers_done or self._error is not None:
+                break
+            self._interim += 1
+            if self._interim > MAX_INTERIM:
+                self._fail(httpx2.RemoteProtocolError(f"more than {MAX_INTERIM} interim responses"))
+                return
             self._in_head = True  # an interim response ended: the next head follows
-            if rest:
-                self._scan_head(rest)
-        elif rest:
-            self._feed(rest)
+        if data and self._error is None:
+            self._feed(data)
 
     def _feed(self, data: bytes) -> None:
         assert self._parser is not None
@@ -276,7 +283,7 @@ class Connection(asyncio.Protocol):
     def _fail(self, error: Exception) -> None:
         self._error, self._reusable = error, False
         if self._transport is not None and not self._lost:
-            self._transport.abort()
+            self.close()
         self._wake()
 
     def _wake(self) -> None:

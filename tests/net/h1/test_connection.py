@@ -161,3 +161,22 @@ def test_a_field_with_a_line_break_or_nul_is_refused(value: str) -> None:
 def test_a_bodyless_post_says_its_length_is_zero() -> None:
     assert b"Content-Length: 0\r\n" in request_head("POST", b"/", b"h", {}, None)
     assert b"Content-Length" not in request_head("DELETE", b"/", b"h", {}, None)
+
+
+async def test_regression_thousands_of_interim_responses_in_one_packet_are_refused_not_recursed() -> None:
+    answer = b"HTTP/1.1 100 Continue\r\n\r\n" * 5000 + b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
+    async with connected(answer) as connection:
+        with pytest.raises(httpx2.RemoteProtocolError, match="interim responses"):
+            await exchange(connection)
+
+
+async def test_regression_a_second_response_in_the_same_bytes_changes_nothing_of_the_first() -> None:
+    first = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
+    for second in (
+        b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nJUNK",
+    ):
+        async with connected(first + second) as connection:
+            status, fields, body = await exchange(connection)
+            assert (status, fields, body) == (200, [(b"Content-Length", b"2")], b"hi")
+            assert not connection.finished()  # (not reused: what followed was no answer to a request)
