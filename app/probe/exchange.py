@@ -270,9 +270,9 @@ class Exchanger:
     """Sends the probe's requests on its transport and reads bounded replies.
 
     Args:
-        transport: the probe's pinned transport (see :func:`app.net.transport.build_transport`).
+        transport: the probe's pinned transport (see :func:`app.net.transport.build_transport`; it holds
+            the connect budget).
         user_agent: the ``User-Agent`` header value.
-        connect_timeout_s: TCP + TLS connect budget, seconds.
         read_timeout_s: budget between two reads of a reply, seconds (each exchange also has
             an overall deadline).
         cap: most decoded body bytes read per reply.
@@ -284,7 +284,6 @@ class Exchanger:
         transport: PinnedTransport,
         *,
         user_agent: str,
-        connect_timeout_s: float,
         read_timeout_s: float,
         cap: int,
         pace: Pace | None = None,
@@ -297,7 +296,6 @@ class Exchanger:
         self.peer_certificate: dict[str, Any] | None = None
         self.peer_certificate_der: bytes | None = None
         self._base_headers = {"User-Agent": user_agent, "Accept-Encoding": "identity"}
-        self._connect_timeout_s = connect_timeout_s
         self._read_timeout_s = read_timeout_s
         self._urls: dict[str, httpx2.URL] = {}
 

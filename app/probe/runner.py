@@ -206,7 +206,6 @@ async def _run(target: TargetUrl, findings: Findings, plan: _Plan, resolved: Res
         exchanger = Exchanger(
             transport,
             user_agent=user_agent(settings),
-            connect_timeout_s=settings.connect_timeout_s,
             read_timeout_s=settings.step_timeout_s,
             cap=settings.reply_cap_bytes,
             pace=plan.pace,
