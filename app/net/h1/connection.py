@@ -11,7 +11,7 @@ Policy (RFC 9112):
   does (section 6.3, rule 8). A body framed otherwise that the connection cuts short is a
   framing fault (``RemoteProtocolError`` after the head: the caller reads what arrived).
 - Reading from the socket pauses while more than :data:`HIGH_WATER` bytes wait unread and
-  resumes below :data:`LOW_WATER`: a body the caller stops reading never fills memory.
+  resumes once the caller took them: a body the caller stops reading never fills memory.
 - A connection is reused only when its response was read to its end, the server allowed it
   (``should_keep_alive``: HTTP/1.1 without ``Connection: close``), and nothing else arrived.
 
@@ -35,9 +35,8 @@ import httpx2
 
 from app.net.h1.head import HEAD_LIMIT, head_end, normalised
 
-#: Unread body bytes above which reading from the socket pauses, and below which it resumes.
+#: Unread body bytes above which reading from the socket pauses (until the caller reads them).
 HIGH_WATER = 256 * 1024
-LOW_WATER = 64 * 1024
 #: Interim (1xx) responses read before a final one at most; a server sending more is refused.
 MAX_INTERIM = 16
 _CLOSED = "Server disconnected without sending a response."
@@ -262,10 +261,10 @@ class Connection(asyncio.Protocol):
             self._fail(httpx2.RemoteProtocolError(f"invalid HTTP response: {exc}"))
 
     def _end(self, exc: Exception | None) -> None:
-        first = not self._lost
         self._lost, self._reusable = True, False
-        if first and not self.received and self.on_drop is not None:
-            self.on_drop()
+        dropped, self.on_drop = self.on_drop, None  # (told once: the end may come as EOF, then as the loss)
+        if dropped is not None and not self.received:
+            dropped()
         if not self._busy or self._message_done or self._error is not None:
             return
         if isinstance(exc, OSError):
@@ -281,8 +280,8 @@ class Connection(asyncio.Protocol):
             self._fail(httpx2.RemoteProtocolError("peer closed connection without sending complete message body"))
 
     def _fail(self, error: Exception) -> None:
-        self._error, self._reusable = error, False
-        if self._transport is not None and not self._lost:
+        self._error = error
+        if not self._lost:
             self.close()
         self._wake()
 
