@@ -87,9 +87,7 @@ class PinnedBackend:
         """
         key = (host.lower().strip("[]"), port)
         deferred = self._deferred.pop(key, None)
-        connection = await self.warm.claim(key)
-        if connection is None:
-            connection = await open_connection(await self.connect_tcp(key[0], port, timeout), tls, timeout)
+        connection = await self.warm.claim(key) or await self._open(key[0], port, tls, timeout)
         if deferred is not None:  # asked for before the first connection: dial it beside that one's TLS
             deferred()
         return connection
@@ -120,13 +118,22 @@ class PinnedBackend:
         if key[0] not in self._pins or self.warm.pending(key):
             return False
 
-        async def open_() -> Connection:
-            return await open_connection(await self.connect_tcp(key[0], port, timeout), tls, timeout)
+        def open_() -> Awaitable[Connection]:
+            return self._open(key[0], port, tls, timeout)
 
         if after_next:
             self._deferred[key] = lambda: room() and self.warm.start(key, open_, timeout)
             return True
         return self.warm.start(key, open_, timeout)
+
+    async def _open(
+        self,
+        host: str,
+        port: int,
+        tls: tuple[ssl.SSLContext, str] | None,
+        timeout: float,  # noqa: ASYNC109
+    ) -> Connection:
+        return await open_connection(await self.connect_tcp(host, port, timeout), tls, timeout)
 
     async def connect_tcp(self, host: str, port: int, timeout: float) -> socket.socket:  # noqa: ASYNC109
         """A socket connected to the first pinned address of ``host`` that accepts (no TLS, no HTTP).
@@ -221,14 +228,12 @@ class PinnedTransport:
         origin: Origin = (url.scheme, url.raw_host.decode("ascii"), url.port or _default_port(url.scheme))
         try:
             connection = await self._pool.acquire(origin, pool_timeout)
+            try:
+                connection.send(head + content if content else head)
+            except Exception:
+                self._pool.release(connection, False, origin)
+                raise
         except Exception:
-            if written is not None:
-                await written(False)
-            raise
-        try:
-            connection.send(head + content if content else head)
-        except Exception:
-            self._pool.release(connection, False, origin)
             if written is not None:
                 await written(False)
             raise
@@ -239,11 +244,8 @@ class PinnedTransport:
         except BaseException:
             self._pool.release(connection, connection.finished(), origin)
             raise
-        release = functools.partial(self._release, origin=origin)
+        release = functools.partial(self._pool.release, origin=origin)
         return Response(status, httpx2.Headers(fields), connection, release, read_timeout)
-
-    def _release(self, connection: Connection, reusable: bool, *, origin: Origin) -> None:
-        self._pool.release(connection, reusable, origin)
 
     async def _open(self, origin: Origin) -> Connection:
         scheme, host, port = origin
