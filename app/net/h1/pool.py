@@ -50,7 +50,7 @@ class ConnectionPool:
             httpx2.PoolTimeout: no connection came free in time.
             httpx2.ConnectError, httpx2.ConnectTimeout: opening one failed.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
         while True:
             connection = self._take_idle(origin)
             if connection is not None:
@@ -99,11 +99,11 @@ class ConnectionPool:
         self._all.discard(connection)
         connection.close()
 
-    async def _wait(self, deadline: float | None) -> None:
+    async def _wait(self, deadline: float | None) -> None:  # (deadline: on the loop's clock)
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         try:
-            async with asyncio.timeout_at(None if deadline is None else _loop_time(deadline)):
+            async with asyncio.timeout_at(deadline):
                 await waiter
         except TimeoutError:
             raise httpx2.PoolTimeout("no connection came free in time") from None
@@ -117,8 +117,3 @@ class ConnectionPool:
             if not waiter.done():
                 waiter.set_result(None)
                 return
-
-
-def _loop_time(deadline: float) -> float:
-    """``deadline`` (``time.monotonic()``) on the running loop's clock."""
-    return asyncio.get_running_loop().time() + (deadline - time.monotonic())

@@ -49,10 +49,9 @@ class Response:
                 or stalled (see :mod:`app.net.h1.connection`).
         """
         connection = self._connection
-        while connection is not None:
-            chunk = await connection.read(self._read_timeout)
-            if not chunk:
-                return
+        if connection is None:
+            return
+        while chunk := await connection.read(self._read_timeout):
             yield chunk
 
     async def aclose(self) -> None:
