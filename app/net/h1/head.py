@@ -5,7 +5,8 @@ Policy (RFC 9112):
   ``Content-Length`` when there is a body, or ``Content-Length: 0`` for a body-less ``POST``,
   ``PUT`` or ``PATCH`` (RFC 9110 section 8.6: a user agent should send it when the method
   defines a meaning for content). A name or value holding CR, LF or NUL is refused
-  (:class:`httpx2.LocalProtocolError`): a field is never split into two (section 5).
+  (:class:`httpx2.LocalProtocolError`): a field is never split into two (section 5); so is
+  one holding a character beyond Latin-1 (a field value is octets, RFC 9110 section 5.5).
 - A response head ends at its first empty line; bare LF line ends are read as CRLF (section
   2.2 lets a recipient do so) and empty lines before the status line are skipped (section
   2.2). A head longer than :data:`HEAD_LIMIT` is refused.
@@ -37,7 +38,10 @@ def request_head(method: str, target: bytes, host: bytes, fields: Mapping[str, s
     for name, value in fields.items():
         if not _FORBIDDEN.isdisjoint(name) or not _FORBIDDEN.isdisjoint(value) or not name:
             raise httpx2.LocalProtocolError("a request field holds a line break or NUL")
-        lines += [name.encode("latin-1"), b": ", value.encode("latin-1"), b"\r\n"]
+        try:
+            lines += [name.encode("latin-1"), b": ", value.encode("latin-1"), b"\r\n"]
+        except UnicodeEncodeError:  # (a value a server chose, such as an event id: octets only, section 5.5)
+            raise httpx2.LocalProtocolError("a request field holds a character that is no octet") from None
     if body is not None:
         lines += [b"Content-Length: ", str(len(body)).encode("ascii"), b"\r\n"]
     elif method in _BODY_METHODS:

@@ -158,6 +158,14 @@ def test_a_field_with_a_line_break_or_nul_is_refused(value: str) -> None:
         request_head("GET", b"/", b"h", {"Authorization": value}, None)
 
 
+def test_regression_a_field_value_beyond_latin_1_is_refused_as_a_transport_error() -> None:
+    """A server's event id sent back as ``Last-Event-ID`` raised UnicodeEncodeError: the probe ended in
+    ``probe_internal_error`` instead of its verdict (``no_response_in_stream``)."""
+    with pytest.raises(httpx2.LocalProtocolError):
+        request_head("GET", b"/", b"h", {"Last-Event-ID": "ev-\u20ac"}, None)
+    assert b"Last-Event-ID: caf\xe9\r\n" in request_head("GET", b"/", b"h", {"Last-Event-ID": "caf\u00e9"}, None)
+
+
 def test_a_bodyless_post_says_its_length_is_zero() -> None:
     assert b"Content-Length: 0\r\n" in request_head("POST", b"/", b"h", {}, None)
     assert b"Content-Length" not in request_head("DELETE", b"/", b"h", {}, None)
