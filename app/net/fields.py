@@ -41,7 +41,13 @@ MCP-Protocol-Version   singleton (MCP 2025-11-25 transports,      same: that ver
 
 from __future__ import annotations
 
-import httpx2
+from typing import Protocol
+
+
+class FieldLines(Protocol):
+    """Fields that give each line of a name (:class:`app.net.h1.fields.Fields`, ``httpx2.Headers``)."""
+
+    def get_list(self, name: str) -> list[str]: ...
 
 
 class Conflict:
@@ -56,7 +62,7 @@ class Conflict:
         return f"Conflict({self.values!r})"
 
 
-def singleton(headers: httpx2.Headers, name: str) -> str | Conflict | None:
+def singleton(headers: FieldLines, name: str) -> str | Conflict | None:
     """The one value of singleton field ``name``: ``None`` when absent, :class:`Conflict` when its
     lines disagree, else the value (lines that repeat one value say it once)."""
     lines = headers.get_list(name)
@@ -68,12 +74,12 @@ def singleton(headers: httpx2.Headers, name: str) -> str | Conflict | None:
     return values[0]
 
 
-def single_value(headers: httpx2.Headers, name: str) -> str | None:
+def single_value(headers: FieldLines, name: str) -> str | None:
     """:func:`singleton` for a caller that treats a conflict as absence."""
     value = singleton(headers, name)
     return value if isinstance(value, str) else None
 
 
-def conflicted(headers: httpx2.Headers, name: str) -> bool:
+def conflicted(headers: FieldLines, name: str) -> bool:
     """Whether singleton field ``name`` came on several lines with different values."""
     return isinstance(singleton(headers, name), Conflict)

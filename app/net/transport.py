@@ -27,6 +27,7 @@ import httpx2
 from app.guard.addresses import IPAddress
 from app.net.dial import Dialler, SocketDialler, open_connection
 from app.net.h1.connection import Connection
+from app.net.h1.fields import Fields
 from app.net.h1.head import request_head
 from app.net.h1.pool import ConnectionPool, Origin
 from app.net.h1.response import Response
@@ -245,7 +246,7 @@ class PinnedTransport:
             self._pool.release(connection, connection.finished(), origin)
             raise
         release = functools.partial(self._pool.release, origin=origin)
-        return Response(status, httpx2.Headers(fields), connection, release, read_timeout)
+        return Response(status, Fields(fields), connection, release, read_timeout)
 
     async def _open(self, origin: Origin) -> Connection:
         scheme, host, port = origin

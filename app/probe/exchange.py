@@ -40,6 +40,7 @@ import httpx2
 
 from app import jsonsafe
 from app.net.fields import single_value
+from app.net.h1.fields import Fields
 from app.net.h1.response import Response
 from app.net.pace import Pace
 from app.net.transport import PinnedTransport, Written
@@ -89,7 +90,7 @@ class Reply:
     """
 
     status: int
-    headers: httpx2.Headers
+    headers: Fields
     kind: BodyKind = "empty"
     declared_kind: BodyKind | None = None
     response: JsonObject | None = None

@@ -5,9 +5,8 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncIterator, Callable
 
-import httpx2
-
 from app.net.h1.connection import Connection
+from app.net.h1.fields import Fields
 
 
 class Response:
@@ -25,7 +24,7 @@ class Response:
     def __init__(
         self,
         status_code: int,
-        headers: httpx2.Headers,
+        headers: Fields,
         connection: Connection,
         release: Callable[[Connection, bool], None],
         read_timeout: float | None,
