@@ -1,27 +1,34 @@
 """Benchmark: round trips per probe across a real 50 ms link, beside the floor and the ``mcp`` SDK client.
 
-Sets up two network namespaces joined by a link that holds every packet 25 ms each way
-(``linkdelay`` from the shared tools: ``up.sh``/``down.sh``, found at
-``$MCP_SONDE_LINKDELAY`` or ``../shared/tools/linkdelay`` beside this clone), runs real MCP
-servers in the server namespace (the ``mcp`` SDK fixture servers over http and over https
-with a trustme certificate, ``@modelcontextprotocol/server-everything`` over Streamable HTTP
-and HTTP+SSE), and runs each client N times in the client namespace while tcpdump captures
-the client's side of the link. Each run's round trips are the span from its first SYN to the
-last server packet that arrived by the time the verdict was final (the closing DELETE is not
-on that path), divided by the link's 50 ms. Prints medians, with connections and requests
-per run (requests are counted on plain http only: TLS hides them).
+Sets up two network namespaces of this run's own (named for its pid, so a run never touches
+another's link) joined by tun devices and a forwarder that holds every packet 25 ms each way
+(:mod:`bench.link_forward`: the link of ``linkdelay`` from the shared tools, whose scripts use
+fixed names), runs real MCP servers in the server namespace (the ``mcp`` SDK fixture servers
+over http and over https with a trustme certificate, ``@modelcontextprotocol/server-everything``
+over Streamable HTTP and HTTP+SSE), and runs each client N times in the client namespace while
+tcpdump captures the client's side of the link.
+
+Each run's round trips are counted from the capture (:mod:`bench.pcap`): the waits across the
+link on the way to the final verdict, a wait being a server answer (a SYN-ACK or a payload)
+that arrived at least half a round trip after the client's last send on its connection, with
+answers that no client send separates counted once (the closing DELETE comes after the verdict
+and is not counted). CPU time between packets, the client's or the server's, is not a round
+trip, so a loaded machine does not add any. The elapsed span from the first SYN to the last
+answer by the verdict, in round trips of 50 ms, is printed beside it (``span``): that one does
+grow with load. Prints medians, with connections and requests per run (requests are counted on
+plain http only: TLS hides them).
 
 The floor: 1 round trip for the TCP connect (+1 for TLS 1.3), and 1 for each request that
 must wait for an earlier answer: ``server/discover``, ``initialize`` or the legacy stream's
 ``endpoint`` event, each ``tools/list`` page, the refusal call.
 
-Needs root (namespaces), ``ip`` and ``tcpdump`` (``apt-get install tcpdump``); prints why and
-exits 0 where any is missing. Usage: ``python -m bench.link [N]`` (default 10).
+Needs root (namespaces), ``ip``, ``/dev/net/tun`` and ``tcpdump`` (``apt-get install tcpdump``);
+prints why and exits 0 where any is missing; a run that fails says why in one line on stderr
+and exits 1. Usage: ``python -m bench.link [N]`` (default 10).
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -32,14 +39,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench import pcap
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVER_NS, CLIENT_NS = "sonde-a", "sonde-b"
+RUN = f"sonde-link-{os.getpid()}"
+SERVER_NS, CLIENT_NS = f"{RUN}-a", f"{RUN}-b"  # this run's own: nothing else creates or deletes them
 SERVER_IP, CLIENT_IP = "10.231.0.1", "10.231.0.2"
 DELAY_MS = 25
 RTT_MS = 2 * DELAY_MS
@@ -86,41 +94,69 @@ def _missing() -> str | None:
     for tool in ("ip", "tcpdump"):
         if shutil.which(tool) is None:
             return f"needs {tool} (apt-get install {'iproute2' if tool == 'ip' else tool})"
-    if not (_linkdelay() / "up.sh").exists():
-        return f"needs linkdelay (not at {_linkdelay()}): set MCP_SONDE_LINKDELAY or put shared/ beside this clone"
+    if not Path("/dev/net/tun").exists():
+        return "needs /dev/net/tun"
     return None
-
-
-def _linkdelay() -> Path:
-    return Path(os.environ.get("MCP_SONDE_LINKDELAY", ROOT.parent / "shared" / "tools" / "linkdelay"))
 
 
 def _in(namespace: str, *command: str) -> list[str]:
     return ["ip", "netns", "exec", namespace, *command]
 
 
+class Failed(Exception):
+    """The benchmark cannot go on; the message says why in one line."""
+
+
+def _ip(*arguments: str) -> None:
+    done = subprocess.run(["ip", *arguments], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise Failed(f"ip {' '.join(arguments)}: {why}")
+
+
 @contextmanager
 def link() -> Iterator[None]:
-    """The two namespaces and the delaying forwarder, torn down afterwards (one run at a time:
-    the namespaces have fixed names, so a second run waits rather than tear down the first's)."""
-    lock = open("/run/mcp-sonde-link.lock", "w")  # noqa: SIM115 (held for the whole block)
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    try:
-        with _namespaces():
-            yield
-    finally:
-        lock.close()
+    """This run's two namespaces and the delaying forwarder between them, torn down afterwards.
 
-
-@contextmanager
-def _namespaces() -> Iterator[None]:
-    tools = _linkdelay()
-    subprocess.run(["bash", str(tools / "down.sh")], capture_output=True, check=False)
-    subprocess.run(["bash", str(tools / "up.sh"), str(DELAY_MS)], capture_output=True, check=True)
+    Only what this block created is torn down: a namespace of the same name that exists already
+    (left by a run that was killed) fails the run rather than being deleted.
+    """
+    made: list[str] = []
+    forwarder: subprocess.Popen[str] | None = None
     try:
+        for namespace in (SERVER_NS, CLIENT_NS):
+            _ip("netns", "add", namespace)
+            made.append(namespace)
+        for namespace, device, ours, theirs in (
+            (SERVER_NS, "ta", SERVER_IP, CLIENT_IP),
+            (CLIENT_NS, "tb", CLIENT_IP, SERVER_IP),
+        ):
+            _ip("-n", namespace, "link", "set", "lo", "up")
+            _ip("-n", namespace, "tuntap", "add", "dev", device, "mode", "tun")
+            _ip("-n", namespace, "addr", "add", ours, "peer", theirs, "dev", device)
+            _ip("-n", namespace, "link", "set", device, "up")
+        command = _in(SERVER_NS, sys.executable, "-m", "bench.link_forward", str(DELAY_MS), CLIENT_NS)
+        forwarder = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert forwarder.stdout is not None and forwarder.stderr is not None
+        if forwarder.stdout.readline().strip() != "ready":
+            why = (forwarder.stderr.read().strip().splitlines() or ["no output"])[-1]
+            raise Failed(f"the link's forwarder did not start: {why[:200]}")
         yield
     finally:
-        subprocess.run(["bash", str(tools / "down.sh")], capture_output=True, check=False)
+        if forwarder is not None:
+            forwarder.kill()
+            forwarder.wait()
+        for namespace in made:
+            _stop_left_in(namespace)
+            subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)
+
+
+def _stop_left_in(namespace: str) -> None:
+    """Kill what this run started in its own ``namespace`` and is still running there (none, normally)."""
+    done = subprocess.run(["ip", "netns", "pids", namespace], capture_output=True, text=True, check=False)
+    for pid in done.stdout.split():
+        with suppress(ProcessLookupError, ValueError):
+            os.kill(int(pid), signal.SIGKILL)
 
 
 def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
@@ -131,7 +167,8 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
         if done.returncode == 0:
             return
         time.sleep(0.2)
-    raise RuntimeError(f"nothing listens on {SERVER_IP}:{port}")
+    exited = "" if process.poll() is None else f" (the server exited with {process.returncode})"
+    raise Failed(f"nothing listens on {SERVER_IP}:{port}{exited}")
 
 
 @contextmanager
@@ -203,7 +240,8 @@ def measure(case: Case, client: str, n: int, ca: Path, folder: Path) -> tuple[li
     if os.environ.get("MCP_SONDE_LINK_KEEP"):
         shutil.copy(capture, Path(os.environ["MCP_SONDE_LINK_KEEP"]) / f"{client}-{case.label.replace(' ', '_')}.pcap")
     if done.returncode != 0:
-        raise RuntimeError(f"{client} against {case.url} failed: {done.stderr[-2000:]}")
+        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise Failed(f"{client} against {case.url} failed: {last[:200]}")
     packets = pcap.read(capture, CLIENT_IP)
     runs, seen = [], set()
     for line in done.stdout.splitlines():
@@ -217,13 +255,7 @@ def _median(runs: list[pcap.RunFigures], field: str) -> float:
     return float(statistics.median(getattr(run, field) for run in runs))
 
 
-def main() -> None:
-    """Print the table."""
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    reason = _missing()
-    if reason is not None:
-        print(f"link benchmark skipped: {reason}")
-        return
+def _measured(n: int) -> list[tuple[Case, list[pcap.RunFigures], list[pcap.RunFigures], set[str]]]:
     rows = []
     with tempfile.TemporaryDirectory() as name, link(), ExitStack() as stack:
         folder = Path(name)
@@ -237,19 +269,41 @@ def main() -> None:
             ours, ours_seen = measure(case, "sonde", n, ca, folder)
             theirs, _ = measure(case, "sdk", n, ca, folder)
             rows.append((case, ours, theirs, ours_seen))
-    print(f"link benchmark: {RTT_MS} ms round trip, N={n} runs per client, medians (round trips to the final verdict)")
-    header = f"{'server':<36}{'floor':>6}{'goal':>6}{'mcp-sonde':>11}{'conns':>7}{'reqs':>6}{'ratio':>7}{'mcp SDK':>9}"
-    print(header)
+    return rows
+
+
+def _stop(signum: int, _frame: object) -> None:
+    raise Failed(f"stopped by signal {signum}")  # so the link is torn down on the way out
+
+
+def main() -> None:
+    """Print the table."""
+    n = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 10
+    reason = _missing()
+    if reason is not None:
+        print(f"link benchmark skipped: {reason}")
+        return
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        rows = _measured(n)
+    except (Failed, OSError, subprocess.SubprocessError) as exc:
+        print(f"link benchmark failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        sys.exit(1)
+    print(f"link benchmark: {RTT_MS} ms round trip, N={n} runs per client, medians (round trips to the final verdict,")
+    print("counted from the capture; span: first SYN to the last answer before the verdict, in round trips)")
+    header = f"{'server':<36}{'floor':>6}{'goal':>6}{'mcp-sonde':>11}{'span':>7}{'conns':>7}{'reqs':>6}{'ratio':>7}"
+    print(header + f"{'mcp SDK':>9}{'span':>7}")
     for case, ours, theirs, seen in rows:
-        rtt = _median(ours, "span_ms") / RTT_MS
-        sdk = _median(theirs, "span_ms") / RTT_MS
-        line = (
-            f"{case.label:<36}{case.floor:>6}{case.floor * 1.1:>6.1f}{rtt:>11.2f}{_median(ours, 'connections'):>7.0f}"
-        )
-        line += f"{_median(ours, 'requests'):>6.0f}{rtt / case.floor:>7.2f}{sdk:>9.2f}"
+        rtt, sdk = _median(ours, "round_trips"), _median(theirs, "round_trips")
+        span, sdk_span = _median(ours, "span_ms") / RTT_MS, _median(theirs, "span_ms") / RTT_MS
+        line = f"{case.label:<36}{case.floor:>6}{case.floor * 1.1:>6.1f}{rtt:>11.1f}{span:>7.2f}"
+        line += f"{_median(ours, 'connections'):>7.0f}{_median(ours, 'requests'):>6.0f}{rtt / case.floor:>7.2f}"
+        line += f"{sdk:>9.1f}{sdk_span:>7.2f}"
         print(line + ("" if rtt <= case.floor * 1.1 else "   over goal"))
         if "-v" in sys.argv:
             print(f"    saw {sorted(seen)}; requests {ours[0].request_lines}")
+            counts = [run.round_trips for run in ours], [run.round_trips for run in theirs]
+            print(f"    round trips per run: mcp-sonde {counts[0]}, SDK {counts[1]}")
 
 
 if __name__ == "__main__":

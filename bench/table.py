@@ -118,12 +118,12 @@ def _link_rows(out: str) -> list[tuple[str, str, str, str]]:
     if "skipped" in out:
         return [("round trips across a 50 ms link", "skipped", out.strip().split(": ", 1)[-1][:60], "-")]
     rows = []
-    for line in out.splitlines()[2:]:
+    for line in out.splitlines()[3:]:
         numbers = [part for part in line[36:].split() if part.replace(".", "", 1).isdigit()]
-        if len(numbers) != 7:  # floor, goal, round trips, connections, requests, ratio, SDK client
+        if len(numbers) != 9:  # floor, goal, round trips, span, connections, requests, ratio, SDK client, its span
             continue
         label = line[:36].strip()
-        floor, rtt, ratio, sdk = numbers[0], numbers[2], numbers[5], numbers[6]
+        floor, rtt, ratio, sdk = numbers[0], numbers[2], numbers[6], numbers[7]
         rows.append((f"link: {label}", f"{rtt} round trips", f"floor {floor}; mcp SDK client {sdk}", ratio))
     return rows
 

@@ -92,21 +92,29 @@ def drawn(label: str, message: str, color: str, style: Style, kind: str) -> tupl
 def answer(
     body: bytes, etag: str, media_type: str, state: BadgeState, modified: str | None, not_modified: bool
 ) -> tuple[int, tuple[tuple[bytes, bytes], ...], bytes]:
-    """Status, raw headers and body of a badge answer (built once per badge, state and date)."""
-    age = 300 if state.probed else 60
+    """Status, raw headers and body of a badge answer (the headers built once per badge, state and date)."""
+    status, headers = _head(etag, media_type, state.probed, state.state, modified, not_modified, len(body))
+    return status, headers, b"" if not_modified else body
+
+
+@functools.lru_cache(maxsize=1024)
+def _head(
+    etag: str, media_type: str, probed: bool, state: str, modified: str | None, not_modified: bool, length: int
+) -> tuple[int, tuple[tuple[bytes, bytes], ...]]:
+    age = 300 if probed else 60
     headers = [
         (b"cache-control", f"max-age={age}, s-maxage={age}".encode()),
         (b"etag", etag.encode()),
         (b"x-content-type-options", b"nosniff"),
         (b"content-security-policy", CSP.encode()),
-        (b"x-badge-state", state.state.encode()),
+        (b"x-badge-state", state.encode()),
     ]
     if modified is not None:
         headers.append((b"last-modified", modified.encode()))
     if not_modified:
-        return 304, tuple(headers), b""
-    headers += [(b"content-length", str(len(body)).encode()), (b"content-type", media_type.encode())]
-    return 200, tuple(headers), body
+        return 304, tuple(headers)
+    headers += [(b"content-length", str(length).encode()), (b"content-type", media_type.encode())]
+    return 200, tuple(headers)
 
 
 class Raw(Response):
