@@ -87,6 +87,12 @@ class Plan:
         return {"servers": self.servers, "runs": self.runs, "hot": self.hot, "seed": self.seed}
 
 
+def minimum_runs(servers: int, hot: int) -> int:
+    """The fewest runs a plan of ``servers`` servers, ``hot`` of them hot, can have: 25,920 per hot
+    server and one for each of the others."""
+    return hot * HOT_RUNS + servers - hot
+
+
 def url_of(server: int) -> str:
     """The URL of generated server number ``server`` (1-based)."""
     return f"https://mcp-{server:07d}.{_DOMAINS[server % len(_DOMAINS)]}/mcp"
@@ -100,8 +106,8 @@ def counts(plan: Plan) -> tuple[list[int], frozenset[int]]:
         0 if s in hot else math.exp(rng.uniform(math.log(12), math.log(150))) for s in range(1, plan.servers + 1)
     ]
     left = plan.runs - plan.hot * HOT_RUNS
-    if left < plan.servers - plan.hot:
-        raise ValueError("too few runs for the servers that are not hot")
+    if not 0 <= plan.hot < plan.servers or left < plan.servers - plan.hot:
+        raise ValueError(f"no such plan: {plan.describe()} (see minimum_runs())")
     scale = left / sum(drawn)
     out = [0] + [HOT_RUNS if s in hot else max(1, round(drawn[s] * scale)) for s in range(1, plan.servers + 1)]
     typical = [s for s in range(1, plan.servers + 1) if s not in hot]
@@ -115,10 +121,11 @@ def counts(plan: Plan) -> tuple[list[int], frozenset[int]]:
 
 
 def typical_servers(plan: Plan, n: int) -> list[int]:
-    """``n`` servers that are not hot, from the middle of the distribution (40th to 60th percentile of runs)."""
+    """Up to ``n`` servers that are not hot, from the middle of the distribution (40th to 60th percentile
+    of runs; fewer when the middle holds fewer, the median one when it holds none)."""
     per, hot = counts(plan)
     ranked = sorted((per[s], s) for s in range(1, plan.servers + 1) if s not in hot)
-    middle = [s for _, s in ranked[len(ranked) * 2 // 5 : len(ranked) * 3 // 5]]
+    middle = [s for _, s in ranked[len(ranked) * 2 // 5 : len(ranked) * 3 // 5]] or [ranked[len(ranked) // 2][1]]
     return random.Random(plan.seed + 1).sample(middle, min(n, len(middle)))
 
 

@@ -4,7 +4,8 @@ The schema is always made by the store's own migrations (:func:`app.db.migrate.u
 so a database kept from an earlier run gets the newer migrations too. Rows go straight into the
 tables, never through ``SqlHistory.record`` (10 million of those would take hours):
 
-- **PostgreSQL** (a database of its own, :data:`DATABASE`): the foreign keys, the unique
+- **PostgreSQL** (a database of its own, named by the caller: the run's own, or the kept one,
+  which is made when missing and never dropped here): the foreign keys, the unique
   constraint and the secondary indexes of ``runs`` are dropped first (their definitions read from
   the catalogue and kept in ``bench_generated``), the runs go in by binary ``COPY`` in batches,
   then the other tables, then the constraints and indexes are made again as they were, the
@@ -32,6 +33,7 @@ from sqlalchemy import Table, create_engine, text
 
 from app.db import migrate
 from app.db.tables.history import changes, runs, server_days, servers, toolsets
+from bench._database import ADMIN
 from bench.history_data import (
     CHANGE_COLUMNS,
     DAY_COLUMNS,
@@ -44,8 +46,6 @@ from bench.history_data import (
     pools,
 )
 
-ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
-DATABASE = "sonde_bench"
 _SERIAL = ("servers", "toolsets", "runs", "changes")
 
 
@@ -123,14 +123,16 @@ async def _copy(db: asyncpg.Connection, table: str, columns: tuple[str, ...], ro
         await db.copy_records_to_table(table, records=rows[first : first + 50_000], columns=list(columns))
 
 
-async def prepare_postgres(plan: Plan, keep: bool, admin: str = ADMIN, name: str = DATABASE) -> Prepared:
-    """The PostgreSQL database ``name``, made (or, with ``keep``, reused or resumed); see the module docs."""
-    server = await asyncpg.connect(admin)
+async def prepare_postgres(plan: Plan, keep: bool, name: str, admin: str = ADMIN) -> Prepared:
+    """The PostgreSQL database ``name``, made and filled (with ``keep``, reused or resumed when it exists);
+    see the module docs. Without ``keep``, ``name`` must be a new database of this run's own (it is
+    made, never dropped first); no database is ever dropped here."""
+    server = await asyncpg.connect(admin, timeout=5)
     try:
         exists = await server.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name)
         if exists and not keep:
-            await server.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-        if not exists or not keep:
+            raise SystemExit(f"database {name} exists already: a run makes a new one of its own")
+        if not exists:
             await server.execute(f'CREATE DATABASE "{name}"')
     finally:
         await server.close()
@@ -143,7 +145,7 @@ async def prepare_postgres(plan: Plan, keep: bool, admin: str = ADMIN, name: str
         if "plan" in steps:
             stored = json.loads(steps["plan"]["detail"])
             if stored["plan"] != plan.describe():
-                raise SystemExit(f"{name} holds another plan ({stored['plan']}): run without --keep to make it again")
+                raise SystemExit(f"{name} holds another plan ({stored['plan']}): drop it or run without --keep")
             now = datetime.fromisoformat(stored["now"])
         else:
             now = datetime.now(UTC).replace(microsecond=0)
