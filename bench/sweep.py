@@ -8,14 +8,18 @@ The drill (:func:`drill`):
   ``http://h<k>.sweep.test:<port>/mcp/<i>`` over ``H`` host names, which the workers resolve to
   ``127.0.0.1`` with a resolver of the drill's own (:mod:`bench.sweep_names`);
 - one fixture (a raw HTTP server in this process, :class:`Spans`) answers MCP on every name
-  and path, holds each ``initialize`` ``hold_s`` (so both per-host limits bind), and logs each
-  request's host, path, arrival and end;
+  and path, issues a session id (so each probe ends its session with a DELETE, as against a
+  server with sessions), holds each ``initialize`` ``hold_s`` (so both per-host limits bind),
+  and logs each request's host, path, method, arrival and end;
 - the scheduler hands out the registry sync, the sync imports every entry; then the drill's
   clock makes every swept endpoint not yet claimed due at once (a day in a few minutes) and
   the sweep hands them out; it waits until every endpoint's outcome is heard;
 - from the log: probes per endpoint (its ``initialize`` requests; each path is one endpoint),
   and per host the most probes at once (a probe's span is its endpoint's first request's
-  arrival to its last request's end) and the shortest gap between two probes' starts (a
+  arrival to the end of its last request before the session end: the closing DELETE comes
+  after the verdict, when the host's turn is over, so a DELETE that races the next probe's
+  start is not two probes at once; the DELETEs seen are counted beside it) and the shortest
+  gap between two probes' starts (a
   start: when the fixture's kernel received a probe's first request, ``SO_TIMESTAMPNS``; the
   gap as its handler threads got them, late by however long a loaded machine keeps them
   waiting, is printed beside it); from the
@@ -68,6 +72,8 @@ POSTGRES = os.environ.get("MCP_SONDE_TEST_POSTGRES_URL", "postgresql://postgres@
 REDIS = os.environ.get("MCP_SONDE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 HOST_CONCURRENCY = 2
 HOST_START_INTERVAL_S = 1.0
+SESSION = "sweep-drill-session"  # the fixture's session id (one for every probe: nothing checks it)
+SESSION_END = "DELETE"  # a probe's closing request, after its verdict: not part of its span
 
 
 @dataclass
@@ -77,7 +83,7 @@ class Spans:
     ``arrival`` when the handler got it, ``received`` when the kernel did (``kernel_times``)."""
 
     hold_s: float
-    mcp: MiniMcp = field(default_factory=MiniMcp)
+    mcp: MiniMcp = field(default_factory=lambda: MiniMcp(issue_session=SESSION))
     log: list[tuple[str, str, str, float, float, float]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -109,6 +115,7 @@ class Figures:
     sync_s: float
     cycle_s: float
     span_s: float
+    session_ends: int = 0
 
     @property
     def per_minute(self) -> float:
@@ -116,14 +123,29 @@ class Figures:
         return self.endpoints / self.span_s * 60 if self.span_s > 0 else 0.0
 
 
-def analyse(spans: Spans) -> tuple[Counter[str], dict[str, int], dict[str, float], dict[str, float], float]:
-    """Probes per path; per host the most probes at once, and the least gap between two probes'
-    starts as the kernel received them and as the handler got them; the whole span."""
+@dataclass(frozen=True)
+class Analysis:
+    """What the fixture's log says (see the module docs)."""
+
+    probes: Counter[str]  # per path: its initialize requests
+    most_at_once: dict[str, int]
+    least_gap_s: dict[str, float]
+    least_handler_gap_s: dict[str, float]
+    span_s: float
+    session_ends: int
+
+
+def analyse(spans: Spans) -> Analysis:
+    """Probes per path; per host the most probes at once (a probe's span without its session end),
+    and the least gap between two probes' starts as the kernel received them and as the handler
+    got them; the whole span, first probe start to last probe end; the session ends seen."""
     with spans._lock:
         log = list(spans.log)
     probes: Counter[str] = Counter(path for _h, path, method, *_times in log if method == "initialize")
     span: dict[tuple[str, str], list[float]] = {}
-    for host, path, _method, arrived, ended, received in log:
+    for host, path, method, arrived, ended, received in log:
+        if method == SESSION_END:
+            continue
         seen = span.setdefault((host, path), [arrived, ended, received])
         seen[0], seen[1], seen[2] = min(seen[0], arrived), max(seen[1], ended), min(seen[2], received)
     by_host: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
@@ -139,8 +161,9 @@ def analyse(spans: Spans) -> tuple[Counter[str], dict[str, int], dict[str, float
         most[host] = peak
         gap[host] = _least_gap(r for _, _, r in probes_at)
         handler_gap[host] = _least_gap(s for s, _, _ in probes_at)
-    whole = max((e for *_h, _a, e, _r in log), default=0.0) - min((a for *_h, a, _e, _r in log), default=0.0)
-    return probes, most, gap, handler_gap, whole
+    whole = max((e for _s, e, _r in span.values()), default=0.0) - min((s for s, _e, _r in span.values()), default=0.0)
+    ends = sum(1 for _h, _p, method, *_times in log if method == SESSION_END)
+    return Analysis(probes, most, gap, handler_gap, whole, ends)
 
 
 def _least_gap(starts: Iterable[float]) -> float:
@@ -219,8 +242,9 @@ def drill(endpoints: int = 10_000, hosts: int = 50, hold_s: float = 2.5, worker_
                 raise AssertionError(f"a process failed: {codes}\n{fleet.logs()[-4000:]}")
         query = select(servers.c.server_id, func.count()).join(runs, runs.c.server == servers.c.id)
         stored = Counter({str(k): int(str(v)) for k, v in _sql(database, query.group_by(servers.c.server_id))})
-        probes, most, gap, handler_gap, whole = analyse(spans)
-        return Figures(endpoints, hosts, probes, most, gap, handler_gap, stored, sync_s, cycle_s, whole)
+        seen = analyse(spans)
+        return Figures(endpoints, hosts, seen.probes, seen.most_at_once, seen.least_gap_s, seen.least_handler_gap_s,
+                       stored, sync_s, cycle_s, seen.span_s, seen.session_ends)  # fmt: skip
     finally:
         raw.stop()
         asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', POSTGRES))
@@ -239,7 +263,8 @@ def report(figures: Figures) -> str:
         f"  probes per endpoint at the fixture: {dict(sorted(copies.items()))} (endpoints probed: {len(probes)})",
         f"  runs stored per server: {dict(sorted(stored.items()))} (servers: {len(figures.runs_per_server)})",
         f"  per host, most probes at once: max {max(figures.most_at_once.values(), default=0)} "
-        f"(limit {HOST_CONCURRENCY})",
+        f"(limit {HOST_CONCURRENCY}; a probe from its first request to its last before the session end, "
+        f"{figures.session_ends} session ends seen)",
         f"  per host, least gap between two probe starts: min {min(figures.least_gap_s.values(), default=0):.3f} s "
         f"as the fixture's kernel received them, {min(figures.least_handler_gap_s.values(), default=0):.3f} s as its "
         f"handler threads got them (limit {HOST_START_INTERVAL_S:g} s)",
@@ -251,7 +276,13 @@ def main() -> None:
     """``python -m bench.sweep [N] [H]``."""
     endpoints = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     hosts = int(sys.argv[2]) if len(sys.argv) > 2 else 50
-    print(report(drill(endpoints, hosts)), flush=True)
+    try:
+        figures = drill(endpoints, hosts)
+    except Exception as exc:  # one line of why (a failed wait's message goes on with the processes' logs)
+        why = (str(exc).strip().splitlines() or [""])[0]
+        print(f"sweep drill failed: {type(exc).__name__}: {why}"[:300], file=sys.stderr)
+        sys.exit(1)
+    print(report(figures), flush=True)
 
 
 if __name__ == "__main__":
