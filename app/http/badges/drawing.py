@@ -26,6 +26,7 @@ from starlette.responses import Response
 
 from app.errors import SondeError
 from app.http.badges.cache import BadgeState
+from app.http.middleware.cors import EXPOSED_HEADERS
 from badges import STYLES, Style, render_svg
 
 logger = logging.getLogger("mcp_sonde.badge")
@@ -97,6 +98,14 @@ def answer(
     return status, headers, b"" if not_modified else body
 
 
+#: Sent with every badge, with an ``Origin`` or not: the Fetch standard (section 3.2.5, "CORS
+#: protocol and HTTP caches") asks a resource whose ``Access-Control-Allow-Origin`` is ``*`` for
+#: everyone to send it on every response, so a shared cache that kept a badge fetched without an
+#: ``Origin`` hands a page a copy it may read (the CORS middleware sets the same values).
+ANY_PAGE = {"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": ", ".join(EXPOSED_HEADERS)}
+_CORS = tuple((name.lower().encode(), value.encode()) for name, value in ANY_PAGE.items())
+
+
 @functools.lru_cache(maxsize=1024)
 def _head(
     etag: str, media_type: str, probed: bool, state: str, modified: str | None, not_modified: bool, length: int
@@ -108,6 +117,7 @@ def _head(
         (b"x-content-type-options", b"nosniff"),
         (b"content-security-policy", CSP.encode()),
         (b"x-badge-state", state.encode()),
+        *_CORS,
     ]
     if modified is not None:
         headers.append((b"last-modified", modified.encode()))

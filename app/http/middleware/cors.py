@@ -41,6 +41,8 @@ EXPOSED_HEADERS: Final = [
     "RateLimit-Policy",
     "Retry-After",
     "X-Request-Id",
+    "X-Badge-State",
+    "ETag",
 ]
 
 _HEADERS: Final = [

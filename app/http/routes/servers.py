@@ -26,7 +26,7 @@ from app.errors import TargetRefused
 from app.guard import check_url
 from app.history import report
 from app.history.records import server_id_of
-from app.http.badges.drawing import CSP, SVG_TYPE, if_none_match, not_modified
+from app.http.badges.drawing import ANY_PAGE, CSP, SVG_TYPE, if_none_match, not_modified
 from app.http.routes.directory import summary_extras
 from app.http.routes.ops import services_of
 from app.http.routes.paths import BADGE_READ_S, CACHE, READ_S, server_id_in_path, unavailable
@@ -155,7 +155,7 @@ async def uptime_badge(request: Request) -> Response:
     message, color = await uptime_state(services_of(request), request.query_params.get("url", ""), window)
     body, etag = _uptime_svg(message, color, style)
     headers = {"Cache-Control": "max-age=300, s-maxage=300", "ETag": etag, "X-Content-Type-Options": "nosniff",
-               "Content-Security-Policy": CSP}  # fmt: skip
+               "Content-Security-Policy": CSP, **ANY_PAGE}  # fmt: skip
     if not_modified(if_none_match(request.headers.getlist("if-none-match")), etag):
         return Response(status_code=304, headers=headers)
     return Response(body, media_type=SVG_TYPE, headers=headers)

@@ -115,6 +115,26 @@ def test_png_and_endpoint_json(service: Service, raw: RawServer) -> None:
     assert handshakes(raw) == 1
 
 
+def test_regression_a_badge_fetched_without_an_origin_carries_the_cors_headers_a_shared_cache_hands_on(
+    service: Service, raw: RawServer
+) -> None:
+    """A CDN that kept the copy an image request fetched (no ``Origin``) serves it to a page's
+    ``fetch()`` too: every badge, miss or hit, SVG, PNG, JSON or uptime, 200 or 304, says ``*`` itself."""
+    raw.routes["/mcp"] = MiniMcp()
+    with service() as base:
+        answers = [badge(base, raw.url("/mcp"), kind) for kind in ("", ".png", ".json", "", ".json")]
+        answers.append(badge(base, "http://[::1", ""))  # (a refused URL's grey badge)
+        answers.append(httpx2.get(f"{base}/badge/mcp/uptime?url={quote(raw.url('/mcp'), safe='')}"))
+        tag = answers[3].headers["etag"]
+        answers.append(
+            httpx2.get(f"{base}/badge/mcp?url={quote(raw.url('/mcp'), safe='')}", headers={"If-None-Match": tag})
+        )
+    assert answers[-1].status_code == 304
+    for answer in answers:
+        assert answer.headers.get_list("access-control-allow-origin") == ["*"]
+        assert "x-badge-state" in answer.headers["access-control-expose-headers"].lower()
+
+
 def test_cache_misses_are_limited_hits_are_not(service: Service, raw: RawServer) -> None:
     raw.routes["/mcp"] = MiniMcp()
     with service(badge_rate_limit="1/minute") as base:
@@ -192,10 +212,9 @@ def test_a_cached_hit_answered_at_the_edge_is_the_route_s_answer(service: Servic
             query = "&".join([f"url={quote(raw.url('/mcp'), safe='')}"] + [f"{k}={v}" for k, v in params.items()])
             edge = httpx2.get(f"{base}/badge/mcp{kind}?{query}", headers=given)
             routed = httpx2.get(f"{base}/badge/mcp{kind}?{query}", headers=given | {"Origin": "https://example.org"})
-            assert (
-                routed.headers["access-control-allow-origin"] == "*"
-                and "access-control-allow-origin" not in edge.headers
-            )
+            for name in ("access-control-allow-origin", "access-control-expose-headers"):
+                assert edge.headers.get_list(name) == routed.headers.get_list(name)
+            assert routed.headers["access-control-allow-origin"] == "*"
             assert edge.content == routed.content and edge.status_code == routed.status_code == 200
             assert [(k, v) for k, v in edge.headers.items() if k not in cors] == [
                 (k, v) for k, v in routed.headers.items() if k not in cors
