@@ -9,6 +9,11 @@ the same run share it). A figure fails the guard when it is past its bound:
 - one that does not meet it yet: the same against its own figure on main, so a change that
   halves what is there is seen even before the goal is reached.
 
+A figure marked ``guarded: false`` is printed and never fails the guard: an absolute CPU time
+follows the host's speed (the same commit's full check took 1.4 ms and 5.5 ms of CPU on this
+project's virtual machine on two days, its neighbours' load being what changed), so what is
+guarded is its ratio to the baseline measured in the same run.
+
 A benchmark that fails to run fails the guard and says why in one line. Exit status 0 when
 every figure is within its bound, 1 otherwise.
 """
@@ -41,6 +46,7 @@ class Goal:
     goal: float
     better: Literal["higher", "lower"]
     main: float
+    guarded: bool = True
 
     def met(self, figure: float) -> bool:
         """Whether ``figure`` meets the goal."""
@@ -97,7 +103,9 @@ def check(items: list[Goal]) -> tuple[list[tuple[str, ...]], bool]:
             continue
         figure = float(found.group(1))
         verdict = "pass, meets goal" if item.met(figure) else "pass, misses goal"
-        if not item.within(figure):
+        if not item.guarded:
+            verdict = ("meets goal" if item.met(figure) else "misses goal") + ", shown only (not guarded)"
+        elif not item.within(figure):
             passed = False
             verdict = "FAIL, gross regression (past the bound)"
         side = ">=" if item.better == "higher" else "<="
@@ -107,7 +115,7 @@ def check(items: list[Goal]) -> tuple[list[tuple[str, ...]], bool]:
                 f"{figure:g}",
                 f"{side} {item.goal:g}",
                 f"{item.main:g}",
-                f"{item.bound:g}",
+                f"{item.bound:g}" if item.guarded else "-",
                 f"{verdict} ({took:.0f} s)",
             )
         )

@@ -55,3 +55,19 @@ def test_a_figure_past_its_bound_fails_the_guard() -> None:
     )  # (any real figure is past 0.002 ms)
     rows, passed = check([absurd])
     assert not passed and rows[0][-1].startswith("FAIL, gross regression")
+
+
+def test_a_figure_shown_only_never_fails_the_guard_and_its_ratio_is_guarded() -> None:
+    """An absolute CPU time follows the host's speed: it is printed, and its ratio to the baseline
+    of the same run is what the guard holds."""
+    startup = next(item for item in goals() if item.key == "cli_first_packet")
+    shown = Goal("x", "shown", startup.bench, startup.pattern, 0.001, "lower", 0.001, guarded=False)
+    rows, passed = check([shown])
+    assert passed and rows[0][-1].startswith("misses goal, shown only") and rows[0][4] == "-"
+    by_key = {item.key: item for item in goals()}
+    assert not by_key["probe_cpu"].guarded
+    ratio = by_key["probe_cpu_ratio"]
+    assert ratio.guarded and ratio.bench == by_key["probe_cpu"].bench
+    out = "  full_check()  5.539 ms  ratio to the SDK client  0.34\n  probe()  4.1 ms  ratio to the SDK client  0.2\n"
+    found = re.search(ratio.pattern, out, flags=re.MULTILINE)
+    assert found is not None and found.group(1) == "0.34"
