@@ -12,16 +12,16 @@ looked up nor any other. Each call counts against the client's lookup budget
 (``lookup_rate_limit``, the limiter family of the check route, keyed by the same client
 address); a refusal is a tool error whose ``structuredContent`` is the problem details object
 the HTTP route answers with (RFC 9457). Every tool declares an output schema (MCP 2025-06-18
-and later, "Structured Content"), so its result carries ``structuredContent`` that matches it.
+and later, "Structured Content") that admits its answer and its refusals alike
+(:mod:`app.http.mcp.results`).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.requests import Request
 
@@ -32,6 +32,7 @@ from app.checking.services import Services
 from app.errors import TargetRefused
 from app.guard import check_url
 from app.history.records import server_id_of
+from app.http.mcp.results import answer, tool_error
 from app.http.middleware.clientip import client_ip
 from app.http.routes.attestations import envelope_of
 from app.http.routes.directory import page_json, read_page, search_of
@@ -115,10 +116,6 @@ class Attestation(BaseModel):
     keys_url: str = Field(description="The key document with the public keys that verify the signature.")
 
 
-def _answer(document: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(document))], structured_content=document)
-
-
 def server_id_from(services: Services, server_id: str | None, url: str | None) -> str:
     """The server id a call names, by ``server_id`` or by ``url`` (checked for form only).
 
@@ -141,8 +138,6 @@ def server_id_from(services: Services, server_id: str | None, url: str | None) -
 
 def register_lookups(server: MCPServer, services: Services) -> None:
     """Add the four lookup tools to ``server`` (see the module docs)."""
-    from app.http.mcp.tool import tool_error  # (which registers these: imported here, not at the top)
-
     base = services.settings.public_base_url
     annotations = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
 
@@ -176,7 +171,7 @@ def register_lookups(server: MCPServer, services: Services) -> None:
             document = page_json(await read_page(services, search), search, base)
         except ApiError as exc:
             return tool_error(exc, base)
-        return _answer(document)
+        return answer(document)
 
     @server.tool(description=REPORT_DESCRIPTION, annotations=annotations)
     async def get_mcp_server_report(
@@ -187,7 +182,7 @@ def register_lookups(server: MCPServer, services: Services) -> None:
             document = await summary_document(services, server_id_from(services, server_id, url))
         except ApiError as exc:
             return tool_error(exc, base)
-        return _answer(document)
+        return answer(document)
 
     @server.tool(description=HISTORY_DESCRIPTION, annotations=annotations)
     async def get_mcp_server_history(
@@ -201,7 +196,7 @@ def register_lookups(server: MCPServer, services: Services) -> None:
             document = await history_document(services, server_id_from(services, server_id, url), days)
         except ApiError as exc:
             return tool_error(exc, base)
-        return _answer(document)
+        return answer(document)
 
     @server.tool(description=ATTESTATION_DESCRIPTION, annotations=annotations)
     async def get_attestation(ctx: Context, attestation_id: str) -> Annotated[CallToolResult, Attestation]:
@@ -214,4 +209,4 @@ def register_lookups(server: MCPServer, services: Services) -> None:
             return tool_error(exc, base)
         document = {"id": attestation_id, "envelope": jsonsafe.loads(envelope),
                     "keys_url": f"{base}/.well-known/mcp-sonde-keys.json"}  # fmt: skip
-        return _answer(document)
+        return answer(document)

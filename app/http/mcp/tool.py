@@ -14,7 +14,8 @@ Tools:
   free-pool header on the HTTP request draws on the same pool as the HTTP route. Every
   refusal is a tool error (``isError``) whose ``structuredContent`` is the problem details
   object the HTTP route answers with (RFC 9457: ``type``, ``title``, ``status``, ``detail``,
-  ``reason``) and nothing charged.
+  ``reason``) and nothing charged. Every result, answer or refusal, has the one shape of
+  :mod:`app.http.mcp.results`, which each tool's output schema admits.
 - ``badge_for_mcp_server(url)`` (free) returns the badge URLs and the Markdown to embed.
 - the lookup tools (free, read only, never a probe): :mod:`app.http.mcp.lookup`.
 
@@ -26,7 +27,6 @@ ambient authority for a browser to borrow; CORS is set by the app.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import Iterator
 from typing import Annotated, Any
@@ -53,8 +53,9 @@ from app.errors import TargetRefused
 from app.guard import check_url
 from app.http.bodies.check import is_json, read_body
 from app.http.mcp.lookup import register_lookups
+from app.http.mcp.results import ToolServer, answer, tool_error
 from app.http.middleware.clientip import client_ip
-from app.http.problems import problem, problem_response
+from app.http.problems import problem_response
 from app.http.routes.ops import asks_free_pool
 from app.store import StoreError
 
@@ -97,20 +98,6 @@ class BadgeLinks(BaseModel):
     png: str = Field(description="PNG badge URL.")
     json_url: str = Field(alias="json", description="Badge state as JSON.")
     markdown: str = Field(description="Markdown embedding the SVG badge, linked to the server's page.")
-
-
-def tool_error(exc: ApiError, base_url: str) -> CallToolResult:
-    """An API error as a tool error: the x402 document for payment answers, else the problem
-    details object the HTTP route answers with (RFC 9457)."""
-    document: dict[str, Any] = exc.body or problem(exc.reason, exc.message, exc.status_code, base_url)
-    retry_after = exc.headers.get("Retry-After", "")
-    if retry_after.isdigit():  # the HTTP route's Retry-After, as a field: seconds
-        document = document | {"retryAfter": int(retry_after)}
-    return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(document))],
-        structured_content=document,
-        is_error=True,
-    )
 
 
 def for_tool(exc: ApiError, price: str, free_pool_header: str) -> ApiError:
@@ -168,7 +155,7 @@ def build_mcp_server(services: Services) -> MCPServer:
     """The ``mcp`` SDK server with the check, the badge and the lookup tools, bound to ``services``."""
     settings = services.settings
     with _process_logging_untouched():
-        server: MCPServer = MCPServer("mcp-sonde", version=__version__)
+        server: MCPServer = ToolServer("mcp-sonde", version=__version__)
     description = CHECK_DESCRIPTION.format(
         price=settings.price_usd, header=FREE_POOL_HEADER, timeout=int(settings.probe_timeout_s)
     )
@@ -228,8 +215,7 @@ def build_mcp_server(services: Services) -> MCPServer:
         except TargetRefused as exc:
             return tool_error(ApiError(exc.reason, exc.message, 422), settings.public_base_url)
         links = badge_links(settings.public_base_url, target.url)
-        document = links.model_dump(by_alias=True)
-        return CallToolResult(content=[TextContent(type="text", text=links.markdown)], structured_content=document)
+        return answer(links.model_dump(by_alias=True), TextContent(type="text", text=links.markdown))
 
     register_lookups(server, services)
     return server

@@ -61,7 +61,12 @@ def test_both_tools_are_listed_with_schemas(service: Service, mode: str) -> None
     assert set(tools) == {"check_mcp_server", "badge_for_mcp_server", *LOOKUPS}
     check = tools["check_mcp_server"]
     assert check.input_schema["required"] == ["url"]
-    assert check.output_schema is not None and "status" in check.output_schema["properties"]
+    assert check.output_schema is not None and check.output_schema["type"] == "object"
+    document, *refusals = check.output_schema["anyOf"]  # the answer, then the refusals it admits
+    assert "status" in document["properties"]
+    assert refusals == [{"$ref": "#/$defs/RefusalProblem"}, {"$ref": "#/$defs/RefusalPaymentRequired"}]
+    for tool in tools.values():
+        assert tool.output_schema is not None and len(tool.output_schema["anyOf"]) == 3
     assert "USD 0.005" in (check.description or "") and "X-Free-Pool: 1" in (check.description or "")
     assert "Free." in (tools["badge_for_mcp_server"].description or "")
     for tool in tools.values():  # descriptions describe; they give the reading agent no orders
