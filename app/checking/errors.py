@@ -128,6 +128,10 @@ API_REASONS: Final[dict[str, tuple[int, str]]] = {
     "invalid_filter": (400, "A directory filter's value is not one it takes (the detail names the filter)."),
     "invalid_sort": (400, "The directory's sort is not name, last_checked or uptime."),
     "invalid_cursor": (400, "The cursor is not one this search gave (edited, cut, or of another search or sort)."),
+    "invalid_arguments": (
+        422,
+        "A tool call's arguments do not match the tool's input schema (the detail names the fields).",
+    ),
     "invalid_tools": (422, "A tool of a list is not a tools/list entry (the detail points to it)."),
     "too_many_tools": (422, "A tool list has more than 2,000 tools."),
     "diff_busy": (503, "Every comparison slot is taken; try again shortly (see Retry-After)."),

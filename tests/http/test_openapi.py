@@ -173,6 +173,8 @@ ALSO: dict[str, set[str]] = {
 SHARED_WITH_CHECK = frozenset({"history_unavailable", "baseline_not_found"})
 #: Reasons only the router gives (an unknown path, a wrong method): no documented operation answers them.
 ROUTER_ONLY = frozenset({"not_found", "method_not_allowed", "http_error"})
+#: What only an MCP tool result carries (a call's arguments against the tool's input schema).
+TOOL_ONLY = frozenset({"invalid_arguments"})
 #: What BoundedBody answers on /mcp before the MCP transport sees the request.
 MCP_BODY = frozenset({"body_too_large", "body_timeout", "body_incomplete", "unsupported_media_type"})
 
@@ -214,7 +216,7 @@ def expected_reasons() -> set[tuple[str, int, str]]:
     statuses = reason_statuses()
     on: dict[str, set[str]] = {label: {"internal_error"} for label, _operation in operations()}
     elsewhere = {reason for reasons in ELSEWHERE.values() for reason in reasons}
-    on[CHECK] = set(statuses) - ROUTER_ONLY - elsewhere - {r for r, (_s, op) in PENDING.items() if op != CHECK}
+    on[CHECK] = set(statuses) - ROUTER_ONLY - TOOL_ONLY - elsewhere - {r for r, (_s, op) in PENDING.items() if op != CHECK}
     on[CHECK] |= SHARED_WITH_CHECK
     for label, reasons in ELSEWHERE.items():
         on[label] |= reasons
@@ -290,7 +292,7 @@ def test_the_reason_enums_cover_every_reason() -> None:
     refusal = SCHEMAS["Refusal"]["properties"]["reason"]["enum"]
     check = {reason for label, status, reason in expected_reasons() if label == CHECK and status == 422}
     assert set(refusal) == check
-    assert {r for r, status in reason_statuses().items() if status == 422} <= check | set().union(*ELSEWHERE.values())
+    assert {r for r, status in reason_statuses().items() if status == 422} <= check | TOOL_ONLY | set().union(*ELSEWHERE.values())
     payment = SCHEMAS["PaymentRequired"]["properties"]["error"]["enum"]
     assert set(payment) == {r for r, status in reason_statuses().items() if status == 402}
 

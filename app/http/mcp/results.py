@@ -19,6 +19,12 @@ requires a payment requirement in ``structuredContent``. So the rule, for every 
   a document has none of a problem's required members (and the check result's schema admits no
   others), and only a payment document has ``x402Version`` and ``accepts``.
 
+A call with arguments that do not match the tool's input schema is a refusal like any other
+(``invalid_arguments``, naming the fields, never their values): MCP 2025-11-25 "Error
+Handling" makes input validation a tool execution error, so the model can correct its call. A
+call of a tool that is not listed is the spec's protocol error, JSON-RPC ``-32602``; a fault of
+our own is a refusal with ``internal_error``, its text kept in the log.
+
 The refusal schemas are data (``refusals.json``); the document's schema is the one the SDK
 derives from the tool's return annotation, whose ``$defs`` move to the root.
 """
@@ -27,14 +33,20 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from importlib import resources
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, TextContent, Tool
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, TextContent, Tool
+from pydantic import ValidationError
 
 from app.checking.errors import ApiError
 from app.http.problems import problem
+
+logger = logging.getLogger(__name__)
 
 #: The refusal branches' names in each output schema's ``$defs``.
 REFUSALS = ("RefusalProblem", "RefusalPaymentRequired")
@@ -65,12 +77,38 @@ def admitting_refusals(schema: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 class ToolServer(MCPServer):
-    """The SDK server, listing each tool's output schema with its refusal branches."""
+    """The SDK server, listing each tool's output schema with its refusal branches and
+    answering a call it cannot run in the same shape (see the module docs)."""
+
+    def __init__(self, name: str, *, version: str, base_url: str) -> None:
+        super().__init__(name, version=version)
+        self.base_url = base_url
 
     async def list_tools(self) -> list[Tool]:
         """The tools, as :class:`MCPServer` lists them, each output schema admitting refusals."""
         listed = await super().list_tools()
         return [tool.model_copy(update={"output_schema": admitting_refusals(tool.output_schema)}) for tool in listed]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """The tool's result; a call it cannot run as a refusal, an unknown tool as ``-32602``."""
+        if self._tool_manager.get_tool(name) is None:
+            raise MCPError(INVALID_PARAMS, f"unknown tool: {name}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            logger.exception("tool %r raised an unexpected exception", name)
+            message = "the tool failed through a fault of its own; nothing was charged"
+            return tool_error(ApiError("internal_error", message, 500), self.base_url)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            fields = sorted(
+                {".".join(str(part) for part in err["loc"]) or "arguments" for err in exc.__cause__.errors()}
+            )
+            message = f"these arguments do not match the tool's input schema: {', '.join(fields)}"
+            return tool_error(ApiError("invalid_arguments", message, 422), self.base_url)
 
 
 def answer(document: dict[str, Any], *more: TextContent) -> CallToolResult:

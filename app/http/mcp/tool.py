@@ -155,7 +155,7 @@ def build_mcp_server(services: Services) -> MCPServer:
     """The ``mcp`` SDK server with the check, the badge and the lookup tools, bound to ``services``."""
     settings = services.settings
     with _process_logging_untouched():
-        server: MCPServer = ToolServer("mcp-sonde", version=__version__)
+        server: MCPServer = ToolServer("mcp-sonde", version=__version__, base_url=settings.public_base_url)
     description = CHECK_DESCRIPTION.format(
         price=settings.price_usd, header=FREE_POOL_HEADER, timeout=int(settings.probe_timeout_s)
     )
