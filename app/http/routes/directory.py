@@ -136,7 +136,8 @@ def identity_json(listing: Listing | None) -> dict[str, Any] | None:
         return None
     claimed = {"verified_at": time_text(listing.claimed_at)} if listing.claimed_at is not None else None
     return {"name": listing.name, "title": listing.title, "description": listing.description,
-            "server_title": listing.server_title, "named_by": listing.named_by, "publishers": listing.publishers, "claimed": claimed}  # fmt: skip
+            "server_title": listing.server_title, "named_by": listing.named_by,
+            "publishers": listing.publishers, "claimed": claimed}  # fmt: skip
 
 
 def change_json(change: Change, base: str) -> dict[str, Any]:

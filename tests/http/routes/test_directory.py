@@ -94,7 +94,8 @@ def test_search_filters_pages_and_summary(service: Service, database_url: str, t
     assert (document["registry"]["publisher"], document["registry"]["named"]) == ("io.example", True)
     assert document["registry"]["namespace_verification"]["kind"] == "domain_other"  # (example.io is not its host)
     assert document["registry_entries"] == [document["registry"]]
-    assert document["identity"] == {"name": "io.example/fly", "title": "Fly", "description": "Flights <b>cheap</b>", "server_title": None,
+    assert document["identity"] == {"name": "io.example/fly", "title": "Fly", "description": "Flights <b>cheap</b>",
+                                    "server_title": None,
                                     "named_by": "registry", "publishers": 1, "claimed": None}  # fmt: skip
     assert [change["counts"]["added"] for change in document["changes"]] == [1]
     assert (document["category"], document["category_source"], document["tool_count"]) == ("travel", "tool_names", 5)
