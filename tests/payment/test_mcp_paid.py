@@ -13,6 +13,7 @@ from tests.http.mcp.test_tool import call, tool_reason
 from tests.payment.chain import PRICE, START_BALANCE, Chain, decode, pay
 from tests.payment.conftest import PaidService
 from tests.payment.test_paid_check import paid_post, payment_for, probes_of, settled_transfers
+from tests.servers.mcp_clients import Call, typescript_sdk
 from tests.servers.raw import RawServer
 from tests.servers.raw_mcp import MiniMcp
 
@@ -126,3 +127,27 @@ def test_free_pool_on_the_tool_needs_no_payment(
     with paid_service() as base:
         result = anyio.run(lambda: call(base, "check_mcp_server", target, headers={"X-Free-Pool": "1"}))
     assert not result.is_error and not settled_transfers(chain)
+
+
+@pytest.mark.parametrize(("sdk", "era"), [("sdk", "legacy"), ("client", "legacy"), ("client", "modern")])
+def test_paid_tool_call_from_a_typescript_client(
+    paid_service: PaidService, chain: Chain, raw: RawServer, target: dict[str, str], sdk: str, era: str
+) -> None:
+    """The x402 MCP flow as a TypeScript agent runs it (tests/npm/clients/call.mjs): the
+    PaymentRequired document read from the refusal, signed by @x402/evm, paid once; the replay
+    refused as a result the client reads."""
+    key = "0x" + bytes(chain.payer.key).hex()
+    with paid_service() as base:
+        token = {"network": chain.network, "asset": chain.token.address, "maxAmountPerPayment": str(PRICE)}
+        session = typescript_sdk(f"{base}/mcp", sdk, era, [Call("check_mcp_server", target, pay=key)], None, [token])
+    (steps,) = session.reads
+    unpaid, paid, replayed = steps["unpaid"], steps["paid"], steps["replayed"]
+    assert unpaid.is_error and unpaid.reason == "payment_required" and unpaid.thrown is None
+    assert paid.thrown is None and paid.is_error is False, paid.document
+    assert paid.document["status"] == "ok" and paid.document["server"]["name"] == "mini"
+    receipt = (paid.meta or {})["x402/payment-response"]
+    assert receipt["success"] is True and receipt["network"] == chain.network
+    assert receipt["payer"].lower() == chain.payer.address.lower()
+    assert replayed.thrown is None and replayed.is_error and replayed.reason == "payment_already_used"
+    assert chain.balance(chain.payer) == START_BALANCE - PRICE and chain.balance(chain.pay_to) == PRICE
+    assert len(settled_transfers(chain)) == 1 and probes_of(raw) == 1

@@ -127,12 +127,20 @@ def python_sdk(url: str, era: str, calls: list[Call], headers: Mapping[str, str]
 
 
 def typescript_sdk(
-    url: str, sdk: str, era: str, calls: list[Call], headers: Mapping[str, str] | None = None
+    url: str,
+    sdk: str,
+    era: str,
+    calls: list[Call],
+    headers: Mapping[str, str] | None = None,
+    allowed_assets: list[dict[str, str]] | None = None,
 ) -> Session:
-    """The calls through ``call.mjs`` (``sdk``: ``sdk`` for 1.x, ``client`` for 2.x)."""
+    """The calls through ``call.mjs`` (``sdk``: ``sdk`` for 1.x, ``client`` for 2.x;
+    ``allowed_assets``: the x402 client's opt-in assets beyond the ones it knows)."""
     require(CALL_SCRIPT)
     plan = {"url": url, "sdk": sdk, "era": era, "headers": dict(headers or {}),
             "calls": [{k: v for k, v in vars(call).items() if v is not None} for call in calls]}  # fmt: skip
+    if allowed_assets:
+        plan["allowedAssets"] = allowed_assets
     done = subprocess.run(
         ["node", str(CALL_SCRIPT), json.dumps(plan)], cwd=NPM, capture_output=True, text=True, timeout=PROCESS_TIMEOUT_S
     )

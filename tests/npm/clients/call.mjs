@@ -5,14 +5,17 @@
 //
 // plan: {"url": ..., "sdk": "sdk" | "client", "era": "legacy" | "modern", "headers": {...},
 //        "calls": [{"tool": ..., "arguments": {...}, "meta": {...}} |
-//                  {"tool": ..., "arguments": {...}, "pay": "<payer's private key, 0x hex>"}]}
+//                  {"tool": ..., "arguments": {...}, "pay": "<payer's private key, 0x hex>"}],
+//        "allowedAssets": [{"network": ..., "asset": ..., "maxAmountPerPayment": ...}]}
 //
 // sdk "sdk" is @modelcontextprotocol/sdk 1.x (2025-11-25 initialize only); "client" is
 // @modelcontextprotocol/client 2.x, which speaks the 2026-07-28 era (server/discover) when asked.
 // A "pay" call is the x402 MCP transport from the client's side: call unpaid, read the
 // PaymentRequired document from structuredContent, sign with @x402/evm for its first accepts
 // entry, call again with the PaymentPayload in _meta["x402/payment"], then once more with the
-// same payload (a replay). Both SDK clients validate structuredContent against the listed output
+// same payload (a replay). The x402 client pays in the assets it knows (USDC on its networks)
+// and in those the plan opts into (allowedAssets, each with a cap), as an agent configures it.
+// Both SDK clients validate structuredContent against the listed output
 // schema, so a result that does not match throws.
 
 const plan = JSON.parse(process.argv[2]);
@@ -55,6 +58,7 @@ async function payer(key) {
   const { privateKeyToAccount } = await import("viem/accounts");
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: privateKeyToAccount(key) });
+  if (plan.allowedAssets) client.setSpendControls({ allowedAssets: plan.allowedAssets });
   return client;
 }
 
