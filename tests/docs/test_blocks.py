@@ -84,17 +84,6 @@ def test_the_fixture_servers_need_only_the_runtime_lock() -> None:
         assert names & locked, f"{module} ({names}) is not in requirements.lock"
 
 
-def _marked(page: str, name: str) -> str:
-    text = (ROOT / page).read_text("utf-8")
-    return text.split(f"<!-- {name}:start -->", 1)[1].split(f"<!-- {name}:end -->", 1)[0]
-
-
-@pytest.mark.parametrize("name", ["testnet", "client"])
-def test_the_api_guide_s_payment_blocks_are_the_readme_s(name: str) -> None:
-    """``tests/payment/test_readme.py`` checks and runs the README's copies; the guide's are the same."""
-    assert _marked("docs/api.md", name) == _marked("README.md", name)
-
-
 @pytest.fixture(scope="module")
 def session() -> Iterator[Session]:
     ran, holder = run_session()

@@ -1,12 +1,16 @@
-"""The README's payment set-up and client code work as written: the testnet settings parse into
-the values of the ``x402`` package's own tables, and the client pays the service on the
-offline chain, a retry after a lost answer included."""
+"""The payment code of the README and the API guide works as written: the guide's testnet
+settings parse into the values of the ``x402`` package's own tables, its HTTP client pays the
+service on the offline chain (a retry after a lost answer included), and the README's MCP
+clients, Python and TypeScript, pay the tool there once."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import socket
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +29,20 @@ from app.settings import Settings
 from tests.payment.chain import PRICE, START_BALANCE, Chain
 from tests.payment.conftest import PaidService
 from tests.payment.test_paid_check import settled_transfers
+from tests.servers.mcp_clients import CALL_SCRIPT, PROCESS_TIMEOUT_S
+from tests.servers.node import NPM, require
 from tests.servers.raw import RawServer, send
 from tests.servers.raw import Request as RawRequest
 from tests.servers.raw_mcp import MiniMcp
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+GUIDE = (ROOT / "docs" / "api.md").read_text()
 
 
-def block(name: str) -> str:
-    """The fenced code between ``<!-- name:start -->`` and ``<!-- name:end -->``."""
-    section = README.split(f"<!-- {name}:start -->", 1)[1].split(f"<!-- {name}:end -->", 1)[0]
+def block(name: str, page: str = GUIDE) -> str:
+    """The fenced code between ``<!-- name:start -->`` and ``<!-- name:end -->`` of ``page``."""
+    section = page.split(f"<!-- {name}:start -->", 1)[1].split(f"<!-- {name}:end -->", 1)[0]
     match = re.search(r"```[a-z]*\n(.*?)```", section, flags=re.DOTALL)
     assert match is not None
     return match.group(1)
@@ -102,9 +110,9 @@ def test_the_client_code_pays_once_and_recovers_a_lost_answer(
 ) -> None:
     raw.routes["/mcp"] = MiniMcp()
     namespace: dict[str, Any] = {}
-    exec(compile(block("client"), "README.md", "exec"), namespace)
+    exec(compile(block("client"), "docs/api.md", "exec"), namespace)
     assert isinstance(namespace["payer"](chain.payer.key.hex()), x402Client)
-    # The README's payer() keeps the package's spend controls, which allow only known stablecoins;
+    # The guide's payer() keeps the package's spend controls, which allow only known stablecoins;
     # the offline chain's token is not one, so this test signs with the same scheme without them.
     scheme = ExactEvmClientScheme(signer=EthAccountSigner(Account.from_key(chain.payer.key)))
     client = x402Client.from_config(
@@ -122,3 +130,48 @@ def test_the_client_code_pays_once_and_recovers_a_lost_answer(
     assert result["status"] == "ok" and transaction.startswith("0x")
     assert chain.balance(chain.payer) == START_BALANCE - PRICE and len(settled_transfers(chain)) == 1
     assert sum(1 for r in raw.seen if r.message.get("method") == "server/discover") == 1
+
+
+def test_the_readme_s_python_mcp_client_pays_the_tool_once(
+    paid_service: PaidService, chain: Chain, raw: RawServer
+) -> None:
+    raw.routes["/mcp"] = MiniMcp()
+    namespace: dict[str, Any] = {}
+    exec(compile(block("mcp-python", README), "README.md", "exec"), namespace)
+    client = namespace["payer"]("0x" + bytes(chain.payer.key).hex())
+    # The package's spend controls allow only the stablecoins it knows: the offline chain's token
+    # is opted into, with the price as its cap, as an agent would for another token.
+    allowed = {"network": chain.network, "asset": chain.token.address, "max_amount_per_payment": str(PRICE)}
+    client.set_spend_controls({"allowed_assets": [allowed]})
+    with paid_service() as base:
+        result = anyio.run(namespace["paid_tool_check"], base, raw.url("/mcp"), client)
+    assert result["status"] == "ok" and result["server"]["name"] == "mini"
+    assert chain.balance(chain.payer) == START_BALANCE - PRICE and len(settled_transfers(chain)) == 1
+
+
+RUN_TYPESCRIPT = """
+import { payer, paidToolCheck } from "./readme.mjs";
+const [sonde, url, key, network, asset, cap] = process.argv.slice(1);
+const client = payer(key);
+client.setSpendControls({ allowedAssets: [{ network, asset, maxAmountPerPayment: cap }] });
+process.stdout.write(JSON.stringify(await paidToolCheck(sonde, url, client)));
+"""
+
+
+def test_the_readme_s_typescript_mcp_client_pays_the_tool_once(
+    paid_service: PaidService, chain: Chain, raw: RawServer
+) -> None:
+    require(CALL_SCRIPT)
+    raw.routes["/mcp"] = MiniMcp()
+    with tempfile.TemporaryDirectory(dir=NPM) as here, paid_service() as base:  # (under tests/npm: its modules)
+        (Path(here) / "readme.mjs").write_text(block("mcp-typescript", README))
+        key = "0x" + bytes(chain.payer.key).hex()
+        args = [base, raw.url("/mcp"), key, chain.network, chain.token.address, str(PRICE)]
+        done = subprocess.run(
+            ["node", "--input-type=module", "-e", RUN_TYPESCRIPT, *args],
+            cwd=here, capture_output=True, text=True, timeout=PROCESS_TIMEOUT_S,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "ok" and result["server"]["name"] == "mini"
+    assert chain.balance(chain.payer) == START_BALANCE - PRICE and len(settled_transfers(chain)) == 1
