@@ -34,6 +34,9 @@ LOOPBACK: dict[str, Any] = {
     "session_end_timeout_s": 1.0,
     "host_start_interval_s": 0.0,
     "redis_url": None,
+    # (a test that sets payTo and no facilitator of its own meets a closed loopback port, never the
+    # public facilitator the setting defaults to)
+    "facilitator_url": "http://127.0.0.1:9/",
 }
 
 
