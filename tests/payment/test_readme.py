@@ -144,8 +144,10 @@ def test_the_readme_s_python_mcp_client_pays_the_tool_once(
     allowed = {"network": chain.network, "asset": chain.token.address, "max_amount_per_payment": str(PRICE)}
     client.set_spend_controls({"allowed_assets": [allowed]})
     with paid_service() as base:
-        result = anyio.run(namespace["paid_tool_check"], base, raw.url("/mcp"), client)
-    assert result["status"] == "ok" and result["server"]["name"] == "mini"
+        result, transaction = anyio.run(namespace["paid_tool_check"], base, raw.url("/mcp"), client)
+        with pytest.raises(RuntimeError, match="scheme_not_https"):  # a refusal that is no price: said, unpaid
+            anyio.run(namespace["paid_tool_check"], base, "ftp://example.com/mcp", client)
+    assert result["status"] == "ok" and result["server"]["name"] == "mini" and transaction.startswith("0x")
     assert chain.balance(chain.payer) == START_BALANCE - PRICE and len(settled_transfers(chain)) == 1
 
 
@@ -154,7 +156,10 @@ import { payer, paidToolCheck } from "./readme.mjs";
 const [sonde, url, key, network, asset, cap] = process.argv.slice(1);
 const client = payer(key);
 client.setSpendControls({ allowedAssets: [{ network, asset, maxAmountPerPayment: cap }] });
-process.stdout.write(JSON.stringify(await paidToolCheck(sonde, url, client)));
+const [result, transaction] = await paidToolCheck(sonde, url, client);
+let refused = null;
+await paidToolCheck(sonde, "ftp://example.com/mcp", client).catch((error) => { refused = error.message; });
+process.stdout.write(JSON.stringify({ result, transaction, refused }));
 """
 
 
@@ -172,6 +177,7 @@ def test_the_readme_s_typescript_mcp_client_pays_the_tool_once(
             cwd=here, capture_output=True, text=True, timeout=PROCESS_TIMEOUT_S,
         )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads(done.stdout)
-    assert result["status"] == "ok" and result["server"]["name"] == "mini"
+    read = json.loads(done.stdout)
+    assert read["result"]["status"] == "ok" and read["result"]["server"]["name"] == "mini"
+    assert read["transaction"].startswith("0x") and "scheme_not_https" in read["refused"]
     assert chain.balance(chain.payer) == START_BALANCE - PRICE and len(settled_transfers(chain)) == 1
