@@ -6,6 +6,11 @@ a library that raises that limit (some compilers and tool chains do) would turn 
 100,000 ``[`` into a crash of the whole process. The scan is linear and skipped for documents
 with too few brackets to be deep.
 
+A ``\ud800`` escape with no partner is valid JSON text (RFC 8259 section 8.2 leaves its meaning
+open; I-JSON, RFC 7493 section 2.1, forbids it) and becomes a ``str`` that cannot be encoded as
+UTF-8, so a store or a log line fails on it later: :func:`has_lone_surrogate` finds one in a
+parsed value, to refuse it as the caller's input.
+
 An integer literal longer than Python's safe conversion limit (4,300 digits) would make
 ``json.loads`` refuse the whole document; it is read as a float instead (infinite when out of
 range), so one absurd number costs only what holds it (a canonical form refuses it).
@@ -82,6 +87,22 @@ def loads(
     if _depth_exceeds(data, max_depth):
         raise TooDeep(f"JSON nested deeper than {max_depth} levels")
     return json.loads(data, parse_int=_integer, object_pairs_hook=object_pairs_hook)
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a string anywhere in ``value`` (keys included) holds a surrogate code point."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if not item.isascii() and any("\ud800" <= char <= "\udfff" for char in item):
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return False
 
 
 def _integer(text: str) -> int | float:

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from app import jsonsafe
 from app.probe import probe
 from app.settings import Settings
 from tests.servers.raw import RawServer, Request, send
@@ -39,3 +40,11 @@ def test_jsonsafe_depth_limit() -> None:
         jsonsafe.loads("[" * 65 + "]" * 65)
     with pytest.raises(ValueError):
         jsonsafe.loads(b"{nope")
+
+
+def test_a_lone_surrogate_is_found_anywhere_in_a_value_keys_included() -> None:
+    assert not jsonsafe.has_lone_surrogate({"a": ["b", 1, None, {"c": "d\U0001f600"}]})  # (a pair is text)
+    assert jsonsafe.has_lone_surrogate({"a": ["b", {"c": "d\ud800"}]})
+    assert jsonsafe.has_lone_surrogate({"\udfff": 1})
+    assert jsonsafe.has_lone_surrogate(jsonsafe.loads(b'["\\ud83d"]'))
+    assert not jsonsafe.has_lone_surrogate(jsonsafe.loads(b'["\\ud83d\\ude00"]'))

@@ -19,8 +19,9 @@ requires a payment requirement in ``structuredContent``. So the rule, for every 
   a document has none of a problem's required members (and the check result's schema admits no
   others), and only a payment document has ``x402Version`` and ``accepts``.
 
-A call with arguments that do not match the tool's input schema is a refusal like any other
-(``invalid_arguments``, naming the fields, never their values): MCP 2025-11-25 "Error
+A call with arguments that do not match the tool's input schema, or that hold a lone surrogate
+(:func:`app.jsonsafe.has_lone_surrogate`), is a refusal like any other (``invalid_arguments``,
+naming the fields, never their values): MCP 2025-11-25 "Error
 Handling" makes input validation a tool execution error, so the model can correct its call. A
 call of a tool that is not listed is the spec's protocol error, JSON-RPC ``-32602``; a fault of
 our own is a refusal with ``internal_error``, its text kept in the log.
@@ -43,6 +44,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, TextContent, Tool
 from pydantic import ValidationError
 
+from app import jsonsafe
 from app.checking.errors import ApiError
 from app.http.problems import problem
 
@@ -95,6 +97,14 @@ class ToolServer(MCPServer):
         """The tool's result; a call it cannot run as a refusal, an unknown tool as ``-32602``."""
         if self._tool_manager.get_tool(name) is None:
             raise MCPError(INVALID_PARAMS, f"unknown tool: {name}")
+        unencodable = sorted(
+            "(a name that is no text)" if jsonsafe.has_lone_surrogate(field) else field
+            for field, value in arguments.items()
+            if jsonsafe.has_lone_surrogate([field, value])
+        )
+        if unencodable:
+            message = f"these arguments hold a lone surrogate (U+D800-U+DFFF): {', '.join(unencodable)}"
+            return tool_error(ApiError("invalid_arguments", message, 422), self.base_url)
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:

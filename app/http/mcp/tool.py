@@ -37,6 +37,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from x402.schemas import ResourceInfo
@@ -179,7 +180,7 @@ def build_mcp_server(services: Services) -> MCPServer:
         payment = meta.get(PAYMENT_META) if meta is not None else None
         try:
             await services.admit(client)
-            if payment is not None and not isinstance(payment, dict):
+            if payment is not None and (not isinstance(payment, dict) or jsonsafe.has_lone_surrogate(payment)):
                 raise from_payment(
                     services.payments.required(
                         "invalid_payment", f'_meta["{PAYMENT_META}"] must be an x402 PaymentPayload object', 400
@@ -232,12 +233,22 @@ def badge_links(base: str, url: str) -> BadgeLinks:
 MCP_MAX_BODY_BYTES = 64 * 1024
 
 
+#: A message nested deeper than :data:`app.jsonsafe.MAX_DEPTH` levels: JSON-RPC's parse error.
+TOO_DEEP = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32700, "message": f"Parse error: nested deeper than {jsonsafe.MAX_DEPTH} levels"},
+}
+
+
 class BoundedBody:
     """ASGI wrapper: reads the whole body (at most ``max_bytes``, within ``timeout_s`` seconds)
     before the SDK transport sees it, so a huge or trickling body, or a client that leaves
     mid-body, gets our JSON error (413, 408, 400) instead of holding memory or a connection.
     A body not sent as ``application/json`` gets 415 ``unsupported_media_type``, as on the check
-    route (the SDK would answer a bare 400 with no Content-Type)."""
+    route (the SDK would answer a bare 400 with no Content-Type); one nested deeper than
+    :data:`app.jsonsafe.MAX_DEPTH` levels gets JSON-RPC's parse error (-32700), as the SDK
+    answers JSON it cannot parse."""
 
     def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float) -> None:
         self.app = app
@@ -252,6 +263,9 @@ class BoundedBody:
             body = await read_body(request, self.max_bytes, self.timeout_s)
         except ApiError as exc:
             await problem_response(scope, exc.reason, exc.message, exc.status_code)(scope, receive, send)
+            return
+        if jsonsafe.too_deep(body):  # (the SDK's parser would recurse once per level: refused first)
+            await JSONResponse(TOO_DEEP, status_code=400)(scope, receive, send)
             return
         replayed = False
 

@@ -257,3 +257,43 @@ def test_mcp_body_not_sent_as_json_is_a_415_problem(service: Service, content_ty
         answer = httpx2.post(f"{base}/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', headers=headers)
     assert (answer.status_code, answer.json()["reason"]) == (415, "unsupported_media_type")
     assert answer.headers["content-type"] == "application/problem+json"
+
+
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+               "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
+
+
+def raw_call(base: str, tool: str, arguments: str, payment: str | None = None) -> httpx2.Response:
+    """A 2026-07-28 ``tools/call`` whose arguments (and payment) are the JSON text given, as a client
+    could send it (escapes and nesting the SDK client would not write)."""
+    meta = json.dumps(MODERN_META)[:-1] + (f', "x402/payment": {payment}' if payment is not None else "") + "}"
+    params = f'{{"name": "{tool}", "arguments": {arguments}, "_meta": {meta}}}'
+    body = f'{{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {params}}}'
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+               "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": tool}  # fmt: skip
+    return httpx2.post(f"{base}/mcp", content=body.encode(), headers=headers, timeout=30)
+
+
+def test_regression_a_lone_surrogate_in_a_search_query_is_invalid_arguments_not_a_database_outage(
+    service: Service,
+) -> None:
+    with service() as base:
+        searched = raw_call(base, "search_mcp_servers", '{"query": "echo \\ud800"}')
+        badge = raw_call(base, "badge_for_mcp_server", '{"url": "https://a.example/\\udfff"}')
+    for answered in (searched, badge):
+        assert answered.status_code == 200, answered.text
+        result = answered.json()["result"]
+        assert result["isError"] is True and result["structuredContent"]["reason"] == "invalid_arguments"
+        assert "\\u" not in answered.text.split('"detail"')[1].split('"reason"')[0]  # (the value is not echoed)
+    assert "query" in searched.json()["result"]["structuredContent"]["detail"]
+
+
+def test_regression_a_payment_nested_too_deep_is_a_parse_error_not_an_internal_error(service: Service) -> None:
+    url = '{"url": "https://a.example/mcp"}'
+    with service() as base:
+        nested = raw_call(base, "check_mcp_server", url, '{"x402Version": 2, "payload": ' + "[" * 950 + "]" * 950 + "}")
+        unencodable = raw_call(base, "check_mcp_server", url, '{"x402Version": 2, "payload": "\\ud800"}')
+    assert nested.status_code == 400 and nested.json()["error"]["code"] == -32700
+    result = unencodable.json()["result"]
+    assert result["isError"] is True and result["structuredContent"]["error"] == "invalid_payment"
