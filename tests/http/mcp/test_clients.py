@@ -115,12 +115,13 @@ def listed(base: str, target: str) -> dict[str, Any]:
     """The directory row of ``target``, once the directory has taken in its stored check."""
     deadline = time.monotonic() + 60  # (the row is written after the answer; a loaded machine is slow)
     while True:
-        found = httpx2.get(f"{base}/v1/servers", timeout=30).json()["servers"]
-        rows = [row for row in found if row["url"] == target]
+        page = httpx2.get(f"{base}/v1/servers", timeout=30)
+        assert page.status_code == 200, page.text
+        rows = [row for row in page.json()["servers"] if row["url"] == target]
         if rows or time.monotonic() > deadline:
-            assert rows, found
+            assert rows, page.text
             return dict(rows[0])
-        time.sleep(0.2)
+        time.sleep(0.5)
 
 
 def served(reads: list[Read], case: Case) -> Read:
@@ -137,7 +138,7 @@ def instances(service: Service, raw: RawServer) -> Iterator[tuple[str, str, str,
     with ExitStack() as stack:
         common: dict[str, Any] = {"pay_to": "0x" + "1" * 40, "facilitator_url": "http://127.0.0.1:9/",
                                   "free_pool_size": 1000, "free_pool_per_ip": 1000}  # fmt: skip
-        base = stack.enter_context(service(**common))
+        base = stack.enter_context(service(**common, lookup_rate_limit="100000/minute"))
         tight = stack.enter_context(service(**common, rate_limit="1/hour", lookup_rate_limit="1/hour"))
         first = httpx2.post(f"{base}/v1/mcp/check", json={"url": target}, headers=FREE, timeout=60)
         assert first.status_code == 200, first.text
