@@ -97,6 +97,11 @@ class TargetUrl:
         return (self.scheme, self.host, self.port)
 
 
+#: A URL that begins with a scheme of its own and no ``//`` (``javascript:``, ``data:``): a name
+#: and a colon not followed by a port's digit (``localhost:8080/mcp`` is a host and a port).
+OTHER_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:(?![0-9])")
+
+
 def scheme_refusal(url: str, allow_private: bool) -> str:
     """The message of a refused scheme: what is checked here, and a "did you mean" for a URL
     without a scheme (``mcp.example.com/mcp``) or with a mistyped one (``htps://``)."""
@@ -107,6 +112,8 @@ def scheme_refusal(url: str, allow_private: bool) -> str:
         if difflib.get_close_matches(scheme.lower(), ("https", "http"), n=1, cutoff=0.6):
             return f"{message} Did you mean https://{rest[:200]}?"
         return message
+    if OTHER_SCHEME.match(url) and not url.lower().startswith(("https:", "http:")):
+        return message  # (javascript:, data:, mailto: ...: another scheme, not a host name)
     rest = (url.split(":", 1)[1] if url.lower().startswith(("https:", "http:")) else url).lstrip("/")
     return f"{message} The URL does not begin with a scheme and //: did you mean https://{rest[:200]}?"
 

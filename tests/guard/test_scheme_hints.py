@@ -35,3 +35,8 @@ def test_the_refusal_says_what_this_instance_checks() -> None:
     production = refusal("ftp://mcp.example.com/", allow_private=False)
     assert production == "Only https URLs on the default port (443) are checked here."
     assert "http and https" not in refusal("http://mcp.example.com/", allow_private=False)
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "data:text/plain,hello", "mailto:ops@example.com"])
+def test_regression_a_url_of_another_scheme_gets_no_https_did_you_mean(url: str) -> None:
+    assert refusal(url, allow_private=True) == "Only http and https URLs are checked here."
