@@ -107,13 +107,11 @@ class ToolServer(MCPServer):
             return tool_error(ApiError("invalid_arguments", message, 422), self.base_url)
         try:
             return await super().call_tool(name, arguments, context)
-        except UnexpectedToolError:
-            logger.exception("tool %r raised an unexpected exception", name)
-            message = "the tool failed through a fault of its own; nothing was charged"
-            return tool_error(ApiError("internal_error", message, 500), self.base_url)
         except ToolError as exc:
-            if not isinstance(exc.__cause__, ValidationError):
-                raise
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                logger.exception("tool %r failed", name)  # (our tools raise nothing: a fault of ours)
+                message = "the tool failed through a fault of its own; nothing was charged"
+                return tool_error(ApiError("internal_error", message, 500), self.base_url)
             fields = sorted(
                 {".".join(str(part) for part in err["loc"]) or "arguments" for err in exc.__cause__.errors()}
             )

@@ -297,3 +297,17 @@ def test_regression_a_payment_nested_too_deep_is_a_parse_error_not_an_internal_e
     assert nested.status_code == 400 and nested.json()["error"]["code"] == -32700
     result = unencodable.json()["result"]
     assert result["isError"] is True and result["structuredContent"]["error"] == "invalid_payment"
+
+
+def test_a_fault_of_ours_in_a_tool_is_an_internal_error_refusal_its_text_only_in_the_log(
+    service: Service, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(*_args: Any) -> dict[str, Any]:
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr("app.http.mcp.lookup.summary_document", broken)
+    with service() as base:
+        result = anyio.run(lambda: call(base, "get_mcp_server_report", {"server_id": "0" * 24}))
+    assert tool_reason(result) == "internal_error"
+    assert "secret" not in json.dumps(result.structured_content)
+    assert any("secret internal detail" in record.getMessage() or record.exc_info for record in caplog.records)
