@@ -61,7 +61,9 @@ async def test_a_redelivered_job_takes_over_the_lock_and_slots_of_its_dead_deliv
     started = time.monotonic()
     outcome = await outcome_of(ctx, job)
     took = time.monotonic() - started
-    assert (outcome.status, outcome.stored) == ("ok", True) and took < 2.0, took
+    # (served, not refused after the 2 s turn wait, and long before the 60 s the dead delivery's
+    # lock and slots live: a wide margin for a loaded machine, where the probe alone took 2.02 s)
+    assert (outcome.status, outcome.stored) == ("ok", True) and took < 30.0, took
     assert await ctx.store.get(key("flight", "full", "free", job.url) + ":lock") is None  # (released after)
 
 
