@@ -95,7 +95,9 @@ def has_lone_surrogate(value: Any) -> bool:
     while pending:
         item = pending.pop()
         if isinstance(item, str):
-            if not item.isascii() and any("\ud800" <= char <= "\udfff" for char in item):
+            try:
+                item.encode("utf-8")  # (a surrogate is the one code point UTF-8 cannot encode)
+            except UnicodeEncodeError:
                 return True
         elif isinstance(item, dict):
             pending.extend(item.keys())
