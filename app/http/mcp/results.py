@@ -64,8 +64,8 @@ def refusal_schemas() -> dict[str, Any]:
 
 def admitting_refusals(schema: dict[str, Any] | None) -> dict[str, Any] | None:
     """A tool's output schema that admits its refusals too (see the module docs)."""
-    if schema is None or ("anyOf" in schema and set(REFUSALS) <= set(schema.get("$defs", {}))):
-        return schema
+    if schema is None:
+        return None
     document = {key: value for key, value in schema.items() if key != "$defs"}
     definitions = dict(schema.get("$defs", {}))
     clash = set(definitions) & set(REFUSALS)
