@@ -97,9 +97,16 @@ class TargetUrl:
         return (self.scheme, self.host, self.port)
 
 
-#: A URL that begins with a scheme of its own and no ``//`` (``javascript:``, ``data:``): a name
-#: and a colon not followed by a port's digit (``localhost:8080/mcp`` is a host and a port).
-OTHER_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:(?![0-9])")
+def _other_scheme(url: str) -> bool:
+    """Whether ``url`` begins with a scheme of its own and no ``//`` (``javascript:``, ``data:``):
+    a name (RFC 3986 section 3.1) and a colon not followed by a port's digit (``localhost:8080/mcp``
+    is a host and a port). Plain string tests: no pattern compiled at import, before a check's
+    first packet."""
+    name, colon, after = url.partition(":")
+    scheme_like = (
+        name[:1].isascii() and name[:1].isalpha() and all(c.isascii() and (c.isalnum() or c in "+.-") for c in name)
+    )
+    return bool(colon) and scheme_like and not after[:1].isdigit()
 
 
 def scheme_refusal(url: str, allow_private: bool) -> str:
@@ -112,7 +119,7 @@ def scheme_refusal(url: str, allow_private: bool) -> str:
         if difflib.get_close_matches(scheme.lower(), ("https", "http"), n=1, cutoff=0.6):
             return f"{message} Did you mean https://{rest[:200]}?"
         return message
-    if OTHER_SCHEME.match(url) and not url.lower().startswith(("https:", "http:")):
+    if _other_scheme(url) and not url.lower().startswith(("https:", "http:")):
         return message  # (javascript:, data:, mailto: ...: another scheme, not a host name)
     rest = (url.split(":", 1)[1] if url.lower().startswith(("https:", "http:")) else url).lstrip("/")
     return f"{message} The URL does not begin with a scheme and //: did you mean https://{rest[:200]}?"
